@@ -1,0 +1,181 @@
+/*
+ * spec.h: job and cluster specs (DESIGN.md section 4), read from YAML with
+ * libyaml into validated structs.  Every optional key has a default; every
+ * error a user can cause comes back in a spec_errors list as
+ * "file:line:col: message", never as a crash.
+ */
+#ifndef HUNTER_SPEC_H
+#define HUNTER_SPEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define SPEC_NAME_MAX   64
+#define SPEC_PATH_MAX   1024
+#define SPEC_MAX_HIDDEN 8
+#define SPEC_MAX_CHANNELS 4
+
+enum spec_priority  { PRIORITY_LOW, PRIORITY_NORMAL, PRIORITY_HIGH };
+enum spec_device    { DEVICE_CPU, DEVICE_CUDA };
+enum spec_placement { PLACEMENT_PACK, PLACEMENT_SPREAD, PLACEMENT_RACK };
+enum spec_model     { MODEL_MLP, MODEL_CNN };
+enum spec_optim     { OPTIM_SGD, OPTIM_ADAMW };
+enum spec_schedule  { SCHEDULE_CONSTANT, SCHEDULE_COSINE, SCHEDULE_ADAPTIVE };
+enum spec_compress  { COMPRESS_NONE, COMPRESS_FP16, COMPRESS_TOPK, COMPRESS_THRESHOLD };
+
+struct job_spec {
+	char	file[SPEC_PATH_MAX];	/* where it was read from ("" if built) */
+	char	name[SPEC_NAME_MAX];	/* required */
+	enum spec_priority priority;	/* normal */
+
+	struct {
+		int		 ranks;		/* 4; > 0 */
+		enum spec_device device;	/* cpu */
+		uint64_t	 memory_per_rank; /* bytes; 2GiB */
+		enum spec_placement placement;	/* rack */
+		int		 group_size;	/* 2; > 0 */
+	} resources;
+
+	struct {
+		enum spec_model	type;		/* mlp */
+		int	hidden[SPEC_MAX_HIDDEN]; /* mlp: [256, 256]; cnn: [] */
+		int	n_hidden;
+		int	channels[SPEC_MAX_CHANNELS]; /* cnn conv channels: [16, 32] */
+		int	n_channels;
+	} model;
+
+	struct {
+		char	dataset[SPEC_NAME_MAX];	/* fashion-mnist */
+		char	path[SPEC_PATH_MAX];	/* "" = found automatically */
+		int	prefetch;		/* 8; >= 1 */
+	} data;
+
+	struct {
+		int		epochs;		/* 5; > 0 */
+		uint64_t	seed;		/* 42 */
+		struct {
+			enum spec_optim type;	/* sgd */
+			double	momentum;	/* 0.9; [0, 1) */
+			double	weight_decay;	/* 5e-4; >= 0 */
+			double	beta1, beta2;	/* adamw: 0.9, 0.999 */
+			double	eps;		/* adamw: 1e-8 */
+		} optimizer;
+		struct {
+			double	base;		/* 0.05; > 0 */
+			enum spec_schedule schedule; /* cosine */
+			int	warmup_steps;	/* 100; >= 0 */
+		} lr;
+		struct {
+			int	global;		/* 256; > 0 */
+			int	micro;		/* 0 = auto; else > 0 */
+		} batch;
+	} train;
+
+	struct {
+		enum spec_compress method;	/* topk */
+		double	density;		/* 0.001; (0, 1] */
+		bool	error_feedback;		/* true */
+		bool	momentum_correction;	/* true */
+		int	warmup_epochs;		/* 1; >= 0 */
+	} compression;
+
+	struct {
+		int	every_steps;		/* 200; >= 0 (0 = only at end) */
+		int	keep;			/* 3; >= 1 */
+		char	dir[SPEC_PATH_MAX];	/* "" = under the state dir */
+	} checkpoint;
+
+	struct {
+		double	low_util;		/* fraction, 0.5 for "50%" */
+		double	low_util_for_s;		/* 60 */
+		double	heartbeat_timeout_s;	/* 10 */
+		int	leak_check_every;	/* 100 steps */
+		uint64_t leak_growth_limit;	/* bytes; 64MiB */
+	} policy;
+};
+
+struct node_spec {
+	char	name[SPEC_NAME_MAX];		/* required */
+	char	host[256];			/* required; "local" = this machine */
+	char	user[SPEC_NAME_MAX];		/* "" = current user / ssh config */
+	int	port;				/* 0 = default (22 or ssh config) */
+	char	rack[SPEC_NAME_MAX];		/* "default" */
+	int	cpu_slots;			/* devices.cpu; 0 allowed */
+	int	cuda_slots;			/* devices.cuda */
+	bool	spare;				/* false */
+	char	state_dir[SPEC_PATH_MAX];	/* "" = default */
+	int	line;				/* where it was declared */
+};
+
+struct cluster_spec {
+	char	file[SPEC_PATH_MAX];
+	char	name[SPEC_NAME_MAX];		/* key "cluster"; required unless simulate */
+	struct node_spec *nodes;
+	int	n_nodes;
+	struct {
+		char	config[SPEC_PATH_MAX];
+		char	identity[SPEC_PATH_MAX];
+		char	known_hosts[SPEC_PATH_MAX];
+	} ssh;
+	int	simulate;			/* 0 = real nodes; else N simulated */
+	int	sim_racks;			/* racks for the simulator */
+};
+
+struct spec_error {
+	char	*file;
+	int	 line, col;			/* 1-based; 0 when unknown */
+	char	*msg;
+};
+
+struct spec_errors {
+	struct spec_error *v;
+	size_t	n, cap;
+};
+
+/* Fill a job with every default (name left empty). */
+void	spec_job_defaults(struct job_spec *);
+
+/* Read and validate a job file.  Returns 0 when valid, -1 with errs filled. */
+int	spec_load_job(const char *path, struct job_spec *, struct spec_errors *);
+
+/* The same, from a buffer (for tests and fuzzing); name is used in errors. */
+int	spec_parse_job(const char *name, const char *buf, size_t len,
+	    struct job_spec *, struct spec_errors *);
+
+/* Read and validate a cluster file.  Free with spec_cluster_free. */
+int	spec_load_cluster(const char *path, struct cluster_spec *,
+	    struct spec_errors *);
+int	spec_parse_cluster(const char *name, const char *buf, size_t len,
+	    struct cluster_spec *, struct spec_errors *);
+void	spec_cluster_free(struct cluster_spec *);
+
+/* The embedded default: this machine as 4 virtual nodes in 2 racks, each
+ * with 2 CPU slots, the fourth a spare. */
+void	spec_cluster_default(struct cluster_spec *);
+
+/* Whether a file looks like a cluster file (a top-level "cluster" or
+ * "nodes" key) rather than a job file; used by hunter validate. */
+bool	spec_is_cluster_file(const char *path);
+
+/* Unit parsers, shared with themes and the config file.  Return 0 or -1. */
+int	spec_parse_size(const char *s, uint64_t *bytes);	/* 2GiB, 64MiB, 512k, 1000 */
+int	spec_parse_duration(const char *s, double *seconds);	/* 60s, 10m, 1h, 500ms */
+int	spec_parse_percent(const char *s, double *fraction);	/* 50% -> 0.5 */
+
+/* Names of enum values, for output. */
+const char *spec_model_name(enum spec_model);
+const char *spec_optim_name(enum spec_optim);
+const char *spec_schedule_name(enum spec_schedule);
+const char *spec_compress_name(enum spec_compress);
+const char *spec_placement_name(enum spec_placement);
+const char *spec_priority_name(enum spec_priority);
+const char *spec_device_name(enum spec_device);
+
+void	spec_error_add(struct spec_errors *, const char *file, int line,
+	    int col, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+void	spec_errors_print(FILE *, const struct spec_errors *);
+void	spec_errors_free(struct spec_errors *);
+
+#endif
