@@ -1,3 +1,93 @@
-#include "config.h"
+/*
+ * hunter.c: the program entry.  Dispatches to the subcommands of the
+ * command table and answers --version and --help.
+ */
+#include <gnu/libc-version.h>
 #include <stdio.h>
-int main(int argc, char **argv) { (void)argc; (void)argv; puts("hunter"); return 0; }
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+#include <curses.h>
+#include <jansson.h>
+#include <libssh/libssh.h>
+#include <yaml.h>
+#include <zlib.h>
+
+#include "build-id.h"
+#include "tui/cmd.h"
+
+static const struct cmd_entry *cmd_table[] = {
+	&cmd_run_entry,
+	&cmd_validate_entry,
+	&cmd_bench_entry,
+};
+#define N_CMDS (sizeof cmd_table / sizeof cmd_table[0])
+
+static void
+print_version(void)
+{
+	printf("hunter %s\n", PACKAGE_VERSION);
+	printf("build: %s (%s)\n", HUNTER_GIT_DESCRIBE, HUNTER_FEATURES);
+#ifdef HAVE_CUDA
+	printf("cuda: yes\n");
+#else
+	printf("cuda: no\n");
+#endif
+	printf("libraries:\n");
+	printf("  %-9s %s\n", "ncurses", curses_version());
+	printf("  %-9s %s\n", "libyaml", yaml_get_version_string());
+	printf("  %-9s %s\n", "libssh", ssh_version(0));
+	printf("  %-9s %s\n", "jansson", jansson_version_str());
+	printf("  %-9s %s\n", "zlib", zlibVersion());
+	printf("  %-9s %s\n", "openblas", openblas_get_config());
+	printf("  %-9s %s\n", "gloo", "libgloo (linked; Gloo has no runtime version)");
+	printf("  %-9s %s\n", "libc", gnu_get_libc_version());
+}
+
+static void
+print_help(FILE *f)
+{
+	fprintf(f, "usage: hunter COMMAND [ARGS]\n\n"
+	    "hunter trains data-parallel models on a cluster and lets an\n"
+	    "operator watch and steer them.  Commands:\n\n");
+	for (size_t i = 0; i < N_CMDS; i++)
+		fprintf(f, "  hunter %-8s %s\n           %s\n", cmd_table[i]->name,
+		    cmd_table[i]->usage, cmd_table[i]->summary);
+	fprintf(f, "\n  hunter --version  versions of hunter and its libraries\n"
+	    "  hunter --help     this text; see also hunter(1)\n\n"
+	    "State lives in $HUNTER_STATE_DIR, else $XDG_STATE_HOME/hunter,\n"
+	    "else ~/.local/state/hunter.\n");
+}
+
+int
+cmd_usage(const struct cmd_entry *cmd)
+{
+	fprintf(stderr, "usage: hunter %s %s\n", cmd->name, cmd->usage);
+	return 2;
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc < 2) {
+		print_help(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+		print_version();
+		return 0;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		print_help(stdout);
+		return 0;
+	}
+	for (size_t i = 0; i < N_CMDS; i++) {
+		if (strcmp(argv[1], cmd_table[i]->name) == 0)
+			return cmd_table[i]->exec(argc - 1, argv + 1);
+	}
+	fprintf(stderr, "hunter: unknown command '%s' (hunter --help lists "
+	    "them)\n", argv[1]);
+	return 2;
+}

@@ -1,0 +1,48 @@
+/*
+ * checkpoint.h: safetensors checkpoints (DESIGN.md section 5).  The file
+ * is an 8-byte little-endian header length, a JSON header and the raw
+ * tensors, so PyTorch can read the weights.  The parameters are named
+ * tensors; the optimizer state is "optim.m.NAME" (and "optim.v.NAME");
+ * step, epoch, loader position, seed and batch shape are metadata, as is
+ * a CRC-32 of the tensor bytes that is checked on load.  Writes go to a
+ * temporary file, then fsync, rename and an fsync of the directory.
+ */
+#ifndef HUNTER_CHECKPOINT_H
+#define HUNTER_CHECKPOINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend/worker/model.h"
+#include "backend/worker/optimizer.h"
+
+struct ckpt_meta {
+	char	 job[SPEC_NAME_MAX];
+	long	 step;		/* optimizer steps done */
+	int	 epoch;		/* loader position: next epoch ... */
+	long	 step_in_epoch;	/* ... and step within it */
+	uint64_t seed;
+	int	 world, micro, accum;
+};
+
+/* Write step-NNNNNNNNN.safetensors into dir (created 0700), then delete
+ * all but the newest `keep`.  Returns 0, or -1 with err set; on failure
+ * the previous checkpoints are untouched. */
+int	checkpoint_write(const char *dir, int keep, const struct model *,
+	    const struct optimizer *, const struct ckpt_meta *, char *path,
+	    size_t pathlen, char *err, size_t errlen);
+
+/* Load path into model and optimizer, checking names, shapes and the
+ * CRC.  Returns 0, or -1 with err set and nothing changed. */
+int	checkpoint_load(const char *path, struct model *, struct optimizer *,
+	    struct ckpt_meta *, char *err, size_t errlen);
+
+/* Load the newest valid checkpoint in dir.  For each corrupt one it
+ * skips, skipped(ctx, path, why) is called.  Returns 0 when one was
+ * loaded (its path in path), 1 when there is none, -1 on error. */
+int	checkpoint_resume(const char *dir, struct model *, struct optimizer *,
+	    struct ckpt_meta *, char *path, size_t pathlen,
+	    void (*skipped)(void *, const char *, const char *), void *ctx,
+	    char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,216 @@
+/*
+ * data.c: idx files (the MNIST family's format) and the epoch order.
+ *
+ * An idx file is a big-endian header (magic 0x0000080N, N the number of
+ * dimensions, then N u32 sizes) followed by unsigned bytes.  zlib's gzread
+ * reads gzipped and raw files alike.  Every size in the header is checked
+ * before anything is allocated, so a hostile header cannot ask for 4 GiB.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "backend/core/rng.h"
+#include "backend/core/xmalloc.h"
+#include "backend/worker/data.h"
+
+#define IDX_MAX_SAMPLES	(1 << 24)
+#define IDX_MAX_SIDE	1024
+/* Fashion-MNIST's training-set mean and standard deviation. */
+#define FMNIST_MEAN	0.2860f
+#define FMNIST_STD	0.3530f
+
+struct idx {
+	int	 ndim;
+	uint32_t dims[3];
+	uint8_t	*data;
+	size_t	 len;
+};
+
+static uint32_t
+be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	    (uint32_t)p[2] << 8 | p[3];
+}
+
+/* Read one idx file of ndim dimensions into idx. */
+static int
+idx_read(const char *path, int ndim, struct idx *idx, char *err, size_t errlen)
+{
+	gzFile	 f;
+	uint8_t	 hdr[16];
+	size_t	 hlen = 4 + 4 * (size_t)ndim, len = 1;
+	int	 n, zerr;
+	char	 extra;
+
+	memset(idx, 0, sizeof *idx);
+	if ((f = gzopen(path, "rb")) == NULL) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno ? errno : ENOENT));
+		return -1;
+	}
+	n = gzread(f, hdr, (unsigned)hlen);
+	if (n < 0 || (size_t)n < hlen) {
+		snprintf(err, errlen, "%s: truncated idx header (%d of %zu bytes)",
+		    path, n < 0 ? 0 : n, hlen);
+		goto fail;
+	}
+	if (hdr[0] != 0 || hdr[1] != 0 || hdr[2] != 0x08 || hdr[3] != ndim) {
+		snprintf(err, errlen, "%s: bad idx magic 0x%08x (expected 0x%08x: "
+		    "unsigned bytes, %d dimensions)", path, be32(hdr),
+		    0x800 + ndim, ndim);
+		goto fail;
+	}
+	for (int i = 0; i < ndim; i++) {
+		idx->dims[i] = be32(hdr + 4 + 4 * i);
+		if (idx->dims[i] == 0 || idx->dims[i] >
+		    (i == 0 ? IDX_MAX_SAMPLES : IDX_MAX_SIDE)) {
+			snprintf(err, errlen, "%s: implausible size %u in "
+			    "dimension %d", path, idx->dims[i], i);
+			goto fail;
+		}
+		len *= idx->dims[i];
+	}
+	idx->ndim = ndim;
+	idx->len = len;
+	idx->data = xmalloc(len);
+	n = gzread(f, idx->data, (unsigned)len);
+	if (n < 0) {
+		snprintf(err, errlen, "%s: %s", path, gzerror(f, &zerr));
+		goto fail;
+	}
+	if ((size_t)n < len) {
+		snprintf(err, errlen, "%s: truncated: expected %zu bytes of data "
+		    "after the header, got %d", path, len, n);
+		goto fail;
+	}
+	if (gzread(f, &extra, 1) != 0) {
+		snprintf(err, errlen, "%s: unexpected bytes after %zu bytes of "
+		    "data", path, len);
+		goto fail;
+	}
+	gzclose(f);
+	return 0;
+fail:
+	free(idx->data);
+	idx->data = NULL;
+	gzclose(f);
+	return -1;
+}
+
+int
+data_load_idx(const char *images, const char *labels, struct dataset *ds,
+    char *err, size_t errlen)
+{
+	struct idx	 xi, yi;
+	size_t		 pix;
+
+	memset(ds, 0, sizeof *ds);
+	if (idx_read(images, 3, &xi, err, errlen) != 0)
+		return -1;
+	if (idx_read(labels, 1, &yi, err, errlen) != 0) {
+		free(xi.data);
+		return -1;
+	}
+	if (xi.dims[0] != yi.dims[0]) {
+		snprintf(err, errlen, "%s has %u images but %s has %u labels",
+		    images, xi.dims[0], labels, yi.dims[0]);
+		goto fail;
+	}
+	for (size_t i = 0; i < yi.len; i++) {
+		if (yi.data[i] > 9) {
+			snprintf(err, errlen, "%s: label %u of sample %zu is "
+			    "not a class 0..9", labels, yi.data[i], i);
+			goto fail;
+		}
+	}
+	ds->n = (int)xi.dims[0];
+	ds->rows = (int)xi.dims[1];
+	ds->cols = (int)xi.dims[2];
+	pix = xi.len;
+	ds->x = xmalloc_aligned(pix * sizeof(float));
+	for (size_t i = 0; i < pix; i++)
+		ds->x[i] = (xi.data[i] / 255.0f - FMNIST_MEAN) / FMNIST_STD;
+	ds->y = yi.data;
+	free(xi.data);
+	return 0;
+fail:
+	free(xi.data);
+	free(yi.data);
+	return -1;
+}
+
+/* Find dir/name.gz or dir/name. */
+static void
+data_find(char *buf, size_t len, const char *dir, const char *name)
+{
+	FILE	*f;
+
+	snprintf(buf, len, "%s/%s.gz", dir, name);
+	if ((f = fopen(buf, "rb")) != NULL) {
+		fclose(f);
+		return;
+	}
+	snprintf(buf, len, "%s/%s", dir, name);
+}
+
+int
+data_load_fmnist(const char *dir, int train, struct dataset *ds, char *err,
+    size_t errlen)
+{
+	char	 xp[4096], yp[4096];
+
+	if (dir == NULL || *dir == '\0')
+		dir = FMNIST_DEFAULT_DIR;
+	data_find(xp, sizeof xp, dir, train ? "train-images-idx3-ubyte" :
+	    "t10k-images-idx3-ubyte");
+	data_find(yp, sizeof yp, dir, train ? "train-labels-idx1-ubyte" :
+	    "t10k-labels-idx1-ubyte");
+	if (data_load_idx(xp, yp, ds, err, errlen) != 0) {
+		if (strcmp(dir, FMNIST_DEFAULT_DIR) == 0 && errno == ENOENT) {
+			size_t	 used = strlen(err);
+			snprintf(err + used, errlen - used, " (apt-get install "
+			    "dataset-fashion-mnist, or set data.path)");
+		}
+		return -1;
+	}
+	return 0;
+}
+
+void
+data_free(struct dataset *ds)
+{
+	free(ds->x);
+	free(ds->y);
+	memset(ds, 0, sizeof *ds);
+}
+
+void
+data_shard(int global, int world, int rank, int accum, int micro_step,
+    int *offset, int *count)
+{
+	int	 slices = world * accum;
+	int	 slice = rank * accum + micro_step;
+
+	/* Spread any remainder over the first slices, one sample each. */
+	*count = global / slices + (slice < global % slices);
+	*offset = slice * (global / slices) +
+	    (slice < global % slices ? slice : global % slices);
+}
+
+void
+data_permutation(uint32_t *perm, int n, uint64_t seed, int epoch)
+{
+	struct rng	 r;
+
+	rng_seed(&r, seed, 0x10000u + (uint64_t)epoch);
+	for (int i = 0; i < n; i++)
+		perm[i] = (uint32_t)i;
+	for (int i = n - 1; i > 0; i--) {
+		uint32_t j = rng_below(&r, (uint32_t)i + 1), t = perm[i];
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+}

@@ -1,0 +1,203 @@
+/*
+ * loader.c: the prefetch thread.  It walks the same order as every other
+ * rank (epoch permutation, global batches, this rank's slices) and keeps
+ * up to `prefetch` micro-batches ready in a ring, so the train loop only
+ * waits when the data really cannot keep up.  That wait is measured.
+ */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend/core/xmalloc.h"
+#include "backend/worker/data.h"
+
+struct slot {
+	struct batch	 b;
+};
+
+struct loader {
+	const struct dataset *ds;
+	uint64_t	 seed;
+	int		 global, world, rank, accum;
+	int		 end_epoch;
+	long		 steps_per_epoch;
+
+	/* Producer position. */
+	int		 epoch;
+	long		 step;
+	int		 micro;
+	uint32_t	*perm;
+	int		 perm_epoch;
+
+	struct slot	*slots;
+	int		 nslots;
+	int		 head, count;	/* count includes a held slot */
+	bool		 held, done, stop;
+	int		 delay_ms;
+	pthread_mutex_t	 lock;
+	pthread_cond_t	 cond;
+	pthread_t	 thread;
+};
+
+static double
+now_s(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Gather the samples of the producer's current position into b. */
+static void
+loader_fill(struct loader *l, struct batch *b)
+{
+	const struct dataset *ds = l->ds;
+	size_t	 pix = (size_t)ds->rows * ds->cols;
+	int	 off, n;
+
+	if (l->perm_epoch != l->epoch) {
+		data_permutation(l->perm, ds->n, l->seed, l->epoch);
+		l->perm_epoch = l->epoch;
+	}
+	data_shard(l->global, l->world, l->rank, l->accum, l->micro, &off, &n);
+	off += (int)(l->step * l->global);
+	for (int i = 0; i < n; i++) {
+		uint32_t s = l->perm[off + i];
+		memcpy(b->x + (size_t)i * pix, ds->x + (size_t)s * pix,
+		    pix * sizeof(float));
+		b->y[i] = ds->y[s];
+	}
+	b->n = n;
+	b->epoch = l->epoch;
+	b->step = l->step;
+	b->micro = l->micro;
+}
+
+static void *
+loader_main(void *arg)
+{
+	struct loader	*l = arg;
+	struct slot	*s;
+	int		 delay;
+
+	for (;;) {
+		pthread_mutex_lock(&l->lock);
+		while (l->count == l->nslots && !l->stop)
+			pthread_cond_wait(&l->cond, &l->lock);
+		if (l->stop || l->epoch >= l->end_epoch) {
+			l->done = true;
+			pthread_cond_broadcast(&l->cond);
+			pthread_mutex_unlock(&l->lock);
+			return NULL;
+		}
+		s = &l->slots[(l->head + l->count) % l->nslots];
+		pthread_mutex_unlock(&l->lock);
+
+		delay = __atomic_load_n(&l->delay_ms, __ATOMIC_RELAXED);
+		if (delay > 0)
+			nanosleep(&(struct timespec){ delay / 1000,
+			    (delay % 1000) * 1000000L }, NULL);
+		loader_fill(l, &s->b);
+		if (++l->micro == l->accum) {
+			l->micro = 0;
+			if (++l->step == l->steps_per_epoch) {
+				l->step = 0;
+				l->epoch++;
+			}
+		}
+
+		pthread_mutex_lock(&l->lock);
+		l->count++;
+		pthread_cond_broadcast(&l->cond);
+		pthread_mutex_unlock(&l->lock);
+	}
+}
+
+struct loader *
+loader_start(const struct dataset *ds, uint64_t seed, int global, int world,
+    int rank, int accum, int prefetch, int epoch, long step, int end_epoch)
+{
+	struct loader	*l = xcalloc(1, sizeof *l);
+	size_t		 pix = (size_t)ds->rows * ds->cols;
+	int		 max_n = global / (world * accum) + 1;
+
+	l->ds = ds;
+	l->seed = seed;
+	l->global = global;
+	l->world = world;
+	l->rank = rank;
+	l->accum = accum;
+	l->end_epoch = end_epoch;
+	l->steps_per_epoch = ds->n / global;
+	l->epoch = epoch;
+	l->step = step;
+	l->perm = xmalloc((size_t)ds->n * sizeof *l->perm);
+	l->perm_epoch = -1;
+	/* One slot more than prefetch: the consumer holds one while it trains. */
+	l->nslots = (prefetch < 1 ? 1 : prefetch) + 1;
+	l->slots = xcalloc((size_t)l->nslots, sizeof *l->slots);
+	for (int i = 0; i < l->nslots; i++) {
+		l->slots[i].b.x = xmalloc_aligned((size_t)max_n * pix * sizeof(float));
+		l->slots[i].b.y = xmalloc((size_t)max_n);
+	}
+	pthread_mutex_init(&l->lock, NULL);
+	pthread_cond_init(&l->cond, NULL);
+	pthread_create(&l->thread, NULL, loader_main, l);
+	return l;
+}
+
+void
+loader_set_delay_ms(struct loader *l, int ms)
+{
+	__atomic_store_n(&l->delay_ms, ms, __ATOMIC_RELAXED);
+}
+
+const struct batch *
+loader_next(struct loader *l, double *wait_s)
+{
+	const struct batch *b = NULL;
+	double		 t0;
+
+	pthread_mutex_lock(&l->lock);
+	if (l->held) {
+		l->head = (l->head + 1) % l->nslots;
+		l->count--;
+		l->held = false;
+		pthread_cond_broadcast(&l->cond);
+	}
+	t0 = now_s();
+	while (l->count == 0 && !l->done)
+		pthread_cond_wait(&l->cond, &l->lock);
+	if (wait_s != NULL)
+		*wait_s += now_s() - t0;
+	if (l->count > 0) {
+		b = &l->slots[l->head].b;
+		l->held = true;
+	}
+	pthread_mutex_unlock(&l->lock);
+	return b;
+}
+
+void
+loader_stop(struct loader *l)
+{
+	if (l == NULL)
+		return;
+	pthread_mutex_lock(&l->lock);
+	l->stop = true;
+	pthread_cond_broadcast(&l->cond);
+	pthread_mutex_unlock(&l->lock);
+	pthread_join(l->thread, NULL);
+	for (int i = 0; i < l->nslots; i++) {
+		free(l->slots[i].b.x);
+		free(l->slots[i].b.y);
+	}
+	free(l->slots);
+	free(l->perm);
+	pthread_mutex_destroy(&l->lock);
+	pthread_cond_destroy(&l->cond);
+	free(l);
+}

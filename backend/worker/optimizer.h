@@ -1,0 +1,32 @@
+/*
+ * optimizer.h: the optimizer of one rank (its state buffers sit beside
+ * the parameters, same layout) and the learning-rate schedule.
+ */
+#ifndef HUNTER_OPTIMIZER_H
+#define HUNTER_OPTIMIZER_H
+
+#include <stddef.h>
+
+#include "backend/spec/spec.h"
+
+struct optimizer {
+	enum spec_optim	 type;
+	size_t		 n;
+	float		*m;		/* momentum, or Adam's first moment */
+	float		*v;		/* Adam's second moment, else NULL */
+	long		 t;		/* Adam steps taken */
+	float		 momentum, weight_decay, beta1, beta2, eps;
+};
+
+struct optimizer *optimizer_create(const struct job_spec *, size_t n);
+void	optimizer_free(struct optimizer *);
+/* One update of params with grads at learning rate lr. */
+void	optimizer_step(struct optimizer *, float *params, const float *grads,
+	    float lr);
+size_t	optimizer_bytes(const struct optimizer *);
+
+/* The learning rate at step (0-based) of total: linear warm-up, then
+ * constant or cosine decay to zero. */
+double	lr_at(const struct job_spec *, long step, long total);
+
+#endif

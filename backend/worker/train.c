@@ -1,0 +1,307 @@
+/*
+ * train.c: the train loop of one rank.
+ *
+ * A step is accum micro-batches, each forward and backward into one
+ * gradient buffer scaled by 1/global, then (with more than one rank) a
+ * sum across ranks, then one optimizer update.  The samples a step sees
+ * depend only on the seed and the global batch, so a resumed run, or one
+ * with another world size, walks the same order.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend/worker/checkpoint.h"
+#include "backend/worker/data.h"
+#include "backend/worker/model.h"
+#include "backend/worker/optimizer.h"
+#include "backend/worker/train.h"
+
+/* Evaluation runs in batches of this many samples (or micro, if larger). */
+#define EVAL_BATCH 256
+
+struct trainer {
+	const struct train_config *cfg;
+	const struct train_hooks *hooks;
+	const struct job_spec *job;
+	struct dataset	 train, test;
+	struct model	*model;
+	struct optimizer *opt;
+	struct loader	*loader;
+	int		 micro, accum;
+	long		 steps_per_epoch, total_steps;
+	long		 step, step_in_epoch, last_ckpt;
+	int		 epoch;
+	char		 last_path[4096];
+};
+
+static double
+now_s(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void
+train_event(struct trainer *t, const char *kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+train_event(struct trainer *t, const char *kind, const char *fmt, ...)
+{
+	char	 reason[1024];
+	va_list	 ap;
+
+	if (t->hooks->on_event == NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof reason, fmt, ap);
+	va_end(ap);
+	t->hooks->on_event(t->hooks->ctx, kind, reason);
+}
+
+static int
+train_checkpoint(struct trainer *t, char *err, size_t errlen)
+{
+	/* The loader position after the last step of an epoch is the
+	 * start of the next one. */
+	int		 rollover = t->step_in_epoch == t->steps_per_epoch;
+	struct ckpt_meta cm = {
+		.step = t->step, .epoch = t->epoch + rollover,
+		.step_in_epoch = rollover ? 0 : t->step_in_epoch,
+		.seed = t->job->train.seed,
+		.world = t->cfg->world, .micro = t->micro, .accum = t->accum,
+	};
+
+	if (t->cfg->checkpoint_dir == NULL || *t->cfg->checkpoint_dir == '\0' ||
+	    t->last_ckpt == t->step || t->cfg->rank != 0)
+		return 0;
+	snprintf(cm.job, sizeof cm.job, "%s", t->job->name);
+	if (checkpoint_write(t->cfg->checkpoint_dir, t->job->checkpoint.keep,
+	    t->model, t->opt, &cm, t->last_path, sizeof t->last_path, err,
+	    errlen) != 0)
+		return -1;
+	t->last_ckpt = t->step;
+	train_event(t, "checkpoint", "step %ld: %s", t->step, t->last_path);
+	return 0;
+}
+
+static void
+train_skipped(void *ctx, const char *path, const char *why)
+{
+	train_event(ctx, "checkpoint", "skipping corrupt checkpoint %s", why);
+	(void)path;
+}
+
+/* Load data, build the model and optimizer, and resume if asked. */
+static int
+train_setup(struct trainer *t, char *err, size_t errlen)
+{
+	const struct job_spec *job = t->job;
+	int		 world = t->cfg->world, rc;
+	struct ckpt_meta cm;
+	char		 path[4096];
+
+	if (job->train.lr.schedule == SCHEDULE_ADAPTIVE) {
+		snprintf(err, errlen, "%s: lr.schedule adaptive is not "
+		    "available yet; use constant or cosine", job->file);
+		return -1;
+	}
+	t->micro = job->train.batch.micro;
+	if (t->micro == 0)	/* auto: no autotuner yet, so no accumulation */
+		t->micro = job->train.batch.global / world;
+	if (t->micro <= 0 || job->train.batch.global % (world * t->micro) != 0) {
+		snprintf(err, errlen, "global batch %d is not a multiple of "
+		    "%d ranks x micro-batch %d", job->train.batch.global, world,
+		    t->micro);
+		return -1;
+	}
+	t->accum = job->train.batch.global / (world * t->micro);
+	if (data_load_fmnist(job->data.path, 1, &t->train, err, errlen) != 0 ||
+	    data_load_fmnist(job->data.path, 0, &t->test, err, errlen) != 0)
+		return -1;
+	if (t->train.n < job->train.batch.global) {
+		snprintf(err, errlen, "the training set has %d samples, fewer "
+		    "than one global batch of %d", t->train.n,
+		    job->train.batch.global);
+		return -1;
+	}
+	t->steps_per_epoch = t->train.n / job->train.batch.global;
+	t->total_steps = t->steps_per_epoch * job->train.epochs;
+	t->model = model_create(job, 1, t->train.rows, t->train.cols, 10,
+	    t->micro > EVAL_BATCH ? t->micro : EVAL_BATCH, job->train.seed);
+	if (t->model == NULL) {
+		snprintf(err, errlen, "no model type %d", job->model.type);
+		return -1;
+	}
+	t->opt = optimizer_create(job, t->model->n_params);
+	t->last_ckpt = -1;
+	if (!t->cfg->resume)
+		return 0;
+	rc = checkpoint_resume(t->cfg->checkpoint_dir, t->model, t->opt, &cm,
+	    path, sizeof path, train_skipped, t, err, errlen);
+	if (rc < 0)
+		return -1;
+	if (rc == 1) {
+		train_event(t, "restarted", "no checkpoint in %s; starting "
+		    "from step 0", t->cfg->checkpoint_dir);
+		return 0;
+	}
+	if (cm.seed != job->train.seed) {
+		snprintf(err, errlen, "%s was written with seed %llu, the job "
+		    "has seed %llu", path, (unsigned long long)cm.seed,
+		    (unsigned long long)job->train.seed);
+		return -1;
+	}
+	t->step = cm.step;
+	t->epoch = cm.epoch;
+	t->step_in_epoch = cm.step_in_epoch;
+	t->last_ckpt = cm.step;
+	snprintf(t->last_path, sizeof t->last_path, "%s", path);
+	train_event(t, "restarted", "resumed from %s at step %ld (epoch %d)",
+	    path, cm.step, cm.epoch + 1);
+	return 0;
+}
+
+/* One optimizer step: accum micro-batches, the exchange, the update. */
+static int
+train_step(struct trainer *t, double *loss, double *wait, char *err,
+    size_t errlen)
+{
+	struct model	*m = t->model;
+	float		 scale = 1.0f / (float)t->job->train.batch.global;
+
+	memset(m->grads, 0, m->n_params * sizeof(float));
+	for (int a = 0; a < t->accum; a++) {
+		const struct batch *b = loader_next(t->loader, wait);
+
+		if (b == NULL) {
+			snprintf(err, errlen, "data loader ended early at "
+			    "step %ld", t->step);
+			return -1;
+		}
+		*loss += model_forward(m, b->x, b->y, b->n, NULL);
+		model_backward(m, b->x, b->y, b->n, scale);
+	}
+	if (t->hooks->allreduce != NULL && t->hooks->allreduce(t->hooks->ctx,
+	    m->grads, m->n_params, err, errlen) != 0)
+		return -1;
+	optimizer_step(t->opt, m->params, m->grads,
+	    (float)lr_at(t->job, t->step, t->total_steps));
+	t->step++;
+	t->step_in_epoch++;
+	return 0;
+}
+
+static void
+train_report(struct trainer *t, double loss, double secs, double wait)
+{
+	struct epoch_report r = { 0 };
+	double		 test_loss = 0;
+	int		 correct;
+
+	correct = model_evaluate(t->model, t->test.x, t->test.y, t->test.n,
+	    &test_loss);
+	r.job = t->job->name;
+	r.epoch = t->epoch + 1;
+	r.epochs = t->job->train.epochs;
+	r.step = t->step;
+	r.loss = loss / ((double)t->steps_per_epoch * t->job->train.batch.global /
+	    t->cfg->world);
+	r.test_acc = (double)correct / t->test.n;
+	r.test_loss = test_loss / t->test.n;
+	r.samples_per_s = secs > 0 ? t->steps_per_epoch *
+	    (double)t->job->train.batch.global / secs : 0;
+	r.data_wait_pct = secs > 0 ? 100.0 * wait / secs : 0;
+	r.lr = lr_at(t->job, t->step - 1, t->total_steps);
+	if (t->hooks->on_epoch != NULL)
+		t->hooks->on_epoch(t->hooks->ctx, &r);
+}
+
+int
+train_run(const struct train_config *cfg, const struct train_hooks *hooks,
+    struct train_summary *sum, char *err, size_t errlen)
+{
+	struct trainer	 t = { .cfg = cfg, .hooks = hooks, .job = cfg->job };
+	int		 end_epoch = cfg->job->train.epochs, rc = -1;
+	double		 t0 = now_s(), train_s = 0, wait_s = 0;
+	long		 first_step;
+	int		 stopped = 0;
+
+	memset(sum, 0, sizeof *sum);
+	snprintf(sum->state, sizeof sum->state, "failed");
+	if (cfg->stop_after_epochs > 0 && cfg->stop_after_epochs < end_epoch)
+		end_epoch = cfg->stop_after_epochs;
+	if (train_setup(&t, err, errlen) != 0)
+		goto out;
+	first_step = t.step;
+	t.loader = loader_start(&t.train, cfg->job->train.seed,
+	    cfg->job->train.batch.global, cfg->world, cfg->rank, t.accum,
+	    cfg->job->data.prefetch, t.epoch, t.step_in_epoch, end_epoch);
+	loader_set_delay_ms(t.loader, cfg->slow_data_ms);
+	train_event(&t, "started", "%s: %s, %zu parameters, micro-batch %d x "
+	    "accum %d x %d ranks", cfg->job->name, t.model->type->name,
+	    t.model->n_params, t.micro, t.accum, cfg->world);
+
+	snprintf(sum->state, sizeof sum->state, "finished");
+	while (t.epoch < end_epoch && !stopped) {
+		double	 loss = 0, wait = 0, e0 = now_s(), secs;
+
+		while (t.step_in_epoch < t.steps_per_epoch && !stopped) {
+			if (train_step(&t, &loss, &wait, err, errlen) != 0) {
+				snprintf(sum->state, sizeof sum->state, "failed");
+				goto out;
+			}
+			if (cfg->job->checkpoint.every_steps > 0 &&
+			    t.step % cfg->job->checkpoint.every_steps == 0 &&
+			    train_checkpoint(&t, err, errlen) != 0)
+				train_event(&t, "checkpoint", "%s", err);
+			stopped = hooks->should_stop != NULL &&
+			    hooks->should_stop(hooks->ctx);
+		}
+		secs = now_s() - e0;
+		train_s += secs;
+		wait_s += wait;
+		if (t.step_in_epoch == t.steps_per_epoch) {
+			train_report(&t, loss, secs, wait);
+			t.epoch++;
+			t.step_in_epoch = 0;
+		}
+	}
+	if (t.epoch < cfg->job->train.epochs)
+		snprintf(sum->state, sizeof sum->state, "stopped");
+	if (train_checkpoint(&t, err, errlen) != 0) {
+		snprintf(sum->state, sizeof sum->state, "failed");
+		goto out;
+	}
+	if (strcmp(sum->state, "finished") == 0) {
+		double	 loss = 0;
+
+		sum->test_acc = (double)model_evaluate(t.model, t.test.x,
+		    t.test.y, t.test.n, &loss) / t.test.n;
+	}
+	train_event(&t, "finished", "%s at step %ld", sum->state, t.step);
+	sum->steps = t.step;
+	sum->epochs = t.epoch;
+	sum->samples_per_s = train_s > 0 ? (t.step - first_step) *
+	    (double)cfg->job->train.batch.global / train_s : 0;
+	sum->data_wait_pct = train_s > 0 ? 100.0 * wait_s / train_s : 0;
+	sum->micro_batch = t.micro;
+	sum->accum = t.accum;
+	snprintf(sum->checkpoint, sizeof sum->checkpoint, "%s", t.last_path);
+	rc = 0;
+out:
+	sum->wall_s = now_s() - t0;
+	loader_stop(t.loader);
+	model_free(t.model);
+	optimizer_free(t.opt);
+	data_free(&t.train);
+	data_free(&t.test);
+	return rc;
+}

@@ -1,0 +1,69 @@
+/*
+ * train.h: the train loop of one rank.  It owns the data, the model, the
+ * optimizer and the checkpoints; what crosses ranks (the gradient
+ * exchange) and what the outside sees (epoch reports, events, stop
+ * requests) goes through hooks, so the same loop serves `hunter run` with
+ * one rank and `hunter worker` in a group.
+ */
+#ifndef HUNTER_TRAIN_H
+#define HUNTER_TRAIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend/spec/spec.h"
+
+struct epoch_report {
+	const char	*job;
+	int		 epoch;		/* 1-based, the one just finished */
+	int		 epochs;
+	long		 step;
+	double		 loss;		/* mean training loss over the epoch */
+	double		 test_acc;
+	double		 test_loss;
+	double		 samples_per_s;
+	double		 data_wait_pct;
+	double		 lr;
+};
+
+struct train_summary {
+	char		 state[16];	/* finished | stopped | failed */
+	int		 epochs;	/* epochs completed */
+	long		 steps;
+	double		 test_acc;
+	double		 samples_per_s;
+	uint64_t	 bytes_sent;
+	uint64_t	 bytes_dense;
+	double		 wall_s;
+	double		 data_wait_pct;
+	int		 micro_batch, accum;
+	char		 checkpoint[4096];	/* the last one written */
+};
+
+struct train_hooks {
+	void	*ctx;
+	/* Sum n floats across ranks in place; NULL with one rank. */
+	int	(*allreduce)(void *ctx, float *buf, size_t n, char *err,
+		    size_t errlen);
+	void	(*on_epoch)(void *ctx, const struct epoch_report *);
+	/* kind is one of DESIGN.md section 3's event kinds. */
+	void	(*on_event)(void *ctx, const char *kind, const char *reason);
+	/* Nonzero to checkpoint and stop at the next step boundary. */
+	int	(*should_stop)(void *ctx);
+};
+
+struct train_config {
+	const struct job_spec *job;
+	int		 rank, world;
+	const char	*checkpoint_dir;	/* "" = no checkpoints */
+	bool		 resume;
+	int		 stop_after_epochs;	/* 0 = run to the end */
+	int		 slow_data_ms;		/* --inject slow-data=MS */
+};
+
+/* Run the job to its end (or a stop).  Returns 0, or -1 with err set. */
+int	train_run(const struct train_config *, const struct train_hooks *,
+	    struct train_summary *, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,51 @@
+# lib.sh: shared by the shell tests.  Each test gets a private temporary
+# directory (removed on exit) and its own state directory.
+set -eu
+: "${HUNTER:?HUNTER must point at the binary (make check sets it)}"
+: "${SRCDIR:?SRCDIR must point at the source tree}"
+PY=${PYTHON:-/usr/bin/python3}
+T=$(mktemp -d /tmp/hunter-test.XXXXXX)
+export HUNTER_STATE_DIR="$T/state"
+cleanup_hooks=""
+on_exit() { eval "$cleanup_hooks"; rm -rf "$T"; }
+trap on_exit EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+pass() { echo "ok: $*"; }
+
+# mkdata DIR NTRAIN NTEST: a small synthetic idx data set.
+mkdata() { "$PY" "$SRCDIR/tests/integration/mkidx.py" "$@"; }
+
+# jget FILE TYPE FIELD: FIELD of the last JSON line of type TYPE.
+jget() {
+	"$PY" - "$1" "$2" "$3" <<'PYEOF'
+import json, sys
+val = None
+for line in open(sys.argv[1]):
+    line = line.strip()
+    if line.startswith("{"):
+        o = json.loads(line)
+        if o.get("t") == sys.argv[2]:
+            val = o.get(sys.argv[3])
+print(val)
+PYEOF
+}
+
+# small_job FILE NAME DATADIR [EXTRA-YAML]: a fast mlp job on DATADIR.
+small_job() {
+	cat > "$1" <<YEOF
+name: $2
+resources: {ranks: 1}
+model: {type: mlp, hidden: [32]}
+data: {path: $3, prefetch: 4}
+train:
+  epochs: 2
+  seed: 7
+  optimizer: {type: sgd, momentum: 0.9, weight_decay: 5e-4}
+  lr: {base: 0.05, schedule: cosine, warmup_steps: 5}
+  batch: {global: 32, micro: 32}
+compression: {method: none}
+checkpoint: {every_steps: 0, keep: 3}
+${4:-}
+YEOF
+}

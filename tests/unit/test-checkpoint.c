@@ -1,0 +1,195 @@
+/*
+ * test-checkpoint.c: safetensors checkpoints: round trip, corruption,
+ * shape mismatch, pruning to `keep`, and resume skipping a bad one.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "backend/worker/checkpoint.h"
+
+static char dir[] = "/tmp/hunter-test-ckpt.XXXXXX";
+
+static struct model *
+small_model(int hidden, struct optimizer **o, enum spec_optim type)
+{
+	struct job_spec	 job;
+	struct model	*m;
+
+	spec_job_defaults(&job);
+	job.model.type = MODEL_MLP;
+	job.model.n_hidden = 1;
+	job.model.hidden[0] = hidden;
+	job.train.optimizer.type = type;
+	m = model_create(&job, 1, 4, 4, 10, 8, 3);
+	*o = optimizer_create(&job, m->n_params);
+	for (size_t i = 0; i < m->n_params; i++)
+		(*o)->m[i] = (float)i * 0.5f;
+	return m;
+}
+
+static int
+count_files(void)
+{
+	DIR		*d = opendir(dir);
+	struct dirent	*de;
+	int		 n = 0;
+
+	while ((de = readdir(d)) != NULL)
+		n += strstr(de->d_name, ".safetensors") != NULL;
+	closedir(d);
+	return n;
+}
+
+static int
+setup(void **state)
+{
+	(void)state;
+	return mkdtemp(dir) == NULL ? -1 : 0;
+}
+
+static int
+teardown(void **state)
+{
+	char	 cmd[300];
+
+	(void)state;
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	return system(cmd);
+}
+
+static void
+t_round_trip(void **state)
+{
+	struct optimizer *o1, *o2;
+	struct model	*a = small_model(6, &o1, OPTIM_ADAMW);
+	struct model	*b = small_model(6, &o2, OPTIM_ADAMW);
+	struct ckpt_meta cm = { .job = "rt", .step = 17, .epoch = 2,
+	    .step_in_epoch = 5, .seed = 99, .world = 2, .micro = 4, .accum = 3 };
+	struct ckpt_meta got;
+	char		 path[4096], err[512];
+
+	(void)state;
+	for (size_t i = 0; i < a->n_params; i++) {
+		a->params[i] = (float)i / 7.0f;
+		o1->v[i] = (float)i;
+	}
+	o1->t = 17;
+	assert_int_equal(checkpoint_write(dir, 3, a, o1, &cm, path, sizeof path,
+	    err, sizeof err), 0);
+	assert_non_null(strstr(path, "step-000000017.safetensors"));
+	assert_int_equal(checkpoint_load(path, b, o2, &got, err, sizeof err), 0);
+	assert_memory_equal(a->params, b->params, a->n_params * sizeof(float));
+	assert_memory_equal(o1->m, o2->m, a->n_params * sizeof(float));
+	assert_memory_equal(o1->v, o2->v, a->n_params * sizeof(float));
+	assert_int_equal(o2->t, 17);
+	assert_int_equal(got.step, 17);
+	assert_int_equal(got.epoch, 2);
+	assert_int_equal(got.step_in_epoch, 5);
+	assert_int_equal(got.seed, 99);
+	assert_int_equal(got.accum, 3);
+	assert_string_equal(got.job, "rt");
+	model_free(a); model_free(b);
+	optimizer_free(o1); optimizer_free(o2);
+}
+
+static void
+t_corrupt_and_mismatch(void **state)
+{
+	struct optimizer *o1, *o2, *o3;
+	struct model	*a = small_model(6, &o1, OPTIM_SGD);
+	struct model	*b = small_model(6, &o2, OPTIM_SGD);
+	struct model	*c = small_model(7, &o3, OPTIM_SGD);
+	struct ckpt_meta cm = { .job = "bad", .step = 5 }, got;
+	char		 path[4096], err[512];
+	float		 before = b->params[3];
+	FILE		*f;
+	long		 size;
+
+	(void)state;
+	assert_int_equal(checkpoint_write(dir, 10, a, o1, &cm, path, sizeof path,
+	    err, sizeof err), 0);
+	/* A model of another shape refuses it, naming the tensor. */
+	assert_int_equal(checkpoint_load(path, c, o3, &got, err, sizeof err), -1);
+	assert_non_null(strstr(err, "fc1.weight"));
+	/* Flip one byte of tensor data. */
+	f = fopen(path, "r+b");
+	fseek(f, -9, SEEK_END);
+	fputc(0x5a ^ fgetc(f), f);
+	fclose(f);
+	b->params[3] = before;
+	assert_int_equal(checkpoint_load(path, b, o2, &got, err, sizeof err), -1);
+	assert_non_null(strstr(err, "content hash mismatch"));
+	assert_true(b->params[3] == before);	/* nothing changed */
+	/* Truncate it. */
+	f = fopen(path, "r+b");
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	fclose(f);
+	assert_int_equal(truncate(path, size - 100), 0);
+	assert_int_equal(checkpoint_load(path, b, o2, &got, err, sizeof err), -1);
+	assert_non_null(strstr(err, "data is"));
+	assert_int_equal(truncate(path, 4), 0);
+	assert_int_equal(checkpoint_load(path, b, o2, &got, err, sizeof err), -1);
+	assert_non_null(strstr(err, "header length"));
+	remove(path);
+	model_free(a); model_free(b); model_free(c);
+	optimizer_free(o1); optimizer_free(o2); optimizer_free(o3);
+}
+
+static void
+skipped(void *ctx, const char *path, const char *why)
+{
+	(void)why;
+	snprintf(ctx, 4096, "%s", path);
+}
+
+static void
+t_keep_and_resume(void **state)
+{
+	struct optimizer *o1, *o2;
+	struct model	*a = small_model(5, &o1, OPTIM_SGD);
+	struct model	*b = small_model(5, &o2, OPTIM_SGD);
+	struct ckpt_meta cm = { .job = "keep" }, got;
+	char		 path[4096], err[512], skip[4096] = "";
+	FILE		*f;
+
+	(void)state;
+	for (long s = 10; s <= 50; s += 10) {
+		cm.step = s;
+		a->params[0] = (float)s;
+		assert_int_equal(checkpoint_write(dir, 2, a, o1, &cm, path,
+		    sizeof path, err, sizeof err), 0);
+	}
+	assert_int_equal(count_files(), 2);
+	/* Corrupt the newest (step 50): resume falls back to step 40. */
+	f = fopen(path, "r+b");
+	fseek(f, -1, SEEK_END);
+	fputc(0x77, f);
+	fclose(f);
+	assert_int_equal(checkpoint_resume(dir, b, o2, &got, path, sizeof path,
+	    skipped, skip, err, sizeof err), 0);
+	assert_int_equal(got.step, 40);
+	assert_true(b->params[0] == 40.0f);
+	assert_non_null(strstr(skip, "step-000000050"));
+	model_free(a); model_free(b);
+	optimizer_free(o1); optimizer_free(o2);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(t_round_trip),
+		cmocka_unit_test(t_corrupt_and_mismatch),
+		cmocka_unit_test(t_keep_and_resume),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,23 @@
+/*
+ * cmd.h: the subcommands of the hunter binary.  Each lives in its own
+ * tui/cmd-NAME.c and exports one const struct cmd_entry; hunter.c lists
+ * them in its table, and --help and the man page follow that table.
+ */
+#ifndef HUNTER_CMD_H
+#define HUNTER_CMD_H
+
+struct cmd_entry {
+	const char	*name;
+	const char	*usage;		/* arguments, after the name */
+	const char	*summary;	/* one line for --help */
+	int		(*exec)(int argc, char **argv);	/* argv[0] is the name */
+};
+
+extern const struct cmd_entry cmd_run_entry;
+extern const struct cmd_entry cmd_validate_entry;
+extern const struct cmd_entry cmd_bench_entry;
+
+/* Print "usage: hunter NAME USAGE" to stderr and return 2. */
+int	cmd_usage(const struct cmd_entry *);
+
+#endif
