@@ -54,7 +54,7 @@ def main():
     print("reader: acc %.4f loss %.6f; hunter: acc %.4f loss %.6f" %
           (my_acc, my_loss, acc, loss))
     assert abs(my_acc - acc) <= 1.0 / n + 1e-9, "accuracy differs"
-    assert abs(my_loss - loss) <= 1e-4 * max(1.0, abs(loss)), "loss differs"
+    assert abs(my_loss - loss) <= 1e-4 * abs(loss) + 1e-6, "loss differs"
 
 
 if __name__ == "__main__":

@@ -22,7 +22,9 @@ def write_set(d, prefix, n, rng):
         for p in range(784):
             r, col = divmod(p, 28)
             on = (r // 4 + col // 4 + c) % 10 < 3 or (r % 7 == c % 7)
-            v = (200 if on else 30) + rng.randrange(-25, 26)
+            if rng.random() < 0.35:
+                on = not on
+            v = (170 if on else 60) + rng.randrange(-90, 91)
             pix[base + p] = max(0, min(255, v))
     with gzip.open(os.path.join(d, prefix + "-images-idx3-ubyte.gz"), "wb") as f:
         f.write(struct.pack(">IIII", 0x803, n, 28, 28))
