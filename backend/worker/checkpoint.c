@@ -388,11 +388,6 @@ checkpoint_load(const char *path, struct model *m, struct optimizer *o,
 		    spec_optim_name(o->type));
 		goto bad;
 	}
-	if (len - 8 - hlen != dlen) {
-		snprintf(why, sizeof why, "data is %zu bytes, expected %zu",
-		    len - 8 - hlen, dlen);
-		goto bad;
-	}
 	for (int p = 0; p < nparts; p++) {
 		for (int i = 0; i < m->n_tensors; i++) {
 			char name[80];
@@ -404,6 +399,11 @@ checkpoint_load(const char *path, struct model *m, struct optimizer *o,
 				goto bad;
 			off += m->tensors[i].numel * 4;
 		}
+	}
+	if (len - 8 - hlen != dlen) {
+		snprintf(why, sizeof why, "data is %zu bytes, expected %zu",
+		    len - 8 - hlen, dlen);
+		goto bad;
 	}
 	data = (const float *)(buf + 8 + hlen);
 	for (int p = 0; p < nparts; p++)
