@@ -1,11 +1,13 @@
 /*
- * cmd-run.c: `hunter run JOB.yaml` trains headless and prints progress:
- * one line per epoch and a summary, or with --json the JSON lines of
- * DESIGN.md section 3.  Ctrl-C checkpoints at the next step boundary and
- * stops; --resume continues from the newest valid checkpoint.
+ * cmd-run.c: `hunter run JOB.yaml`: the backend without the console.  It
+ * starts (or finds) the agents of the cluster, launches the job's ranks
+ * and prints progress: one line per epoch and a summary, or with --json
+ * the JSON lines of DESIGN.md section 3.  Ctrl-C asks every rank to
+ * checkpoint at the same step and stop; a second Ctrl-C detaches and
+ * leaves the job running.  --attach follows a job that is already
+ * running, after the process that started it has gone.
  */
 #include <getopt.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,104 +15,110 @@
 
 #include <jansson.h>
 
-#include "backend/core/statedir.h"
+#include "backend/core/backend.h"
+#include "backend/proto/proto.h"
 #include "backend/spec/spec.h"
-#include "backend/worker/train.h"
 #include "tui/cmd.h"
 
 struct run_ctx {
-	const struct job_spec *job;
 	int	 json;
 };
 
-static volatile sig_atomic_t run_interrupted;
+static volatile sig_atomic_t run_interrupts;
 
 static void
-run_sigint(int sig)
+run_on_signal(int sig)
 {
 	(void)sig;
-	run_interrupted = 1;
+	run_interrupts++;
 }
 
 static void
-emit_json(json_t *obj)
+print_json(const json_t *obj)
 {
 	char	*s = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
 
 	printf("%s\n", s);
 	fflush(stdout);
 	free(s);
-	json_decref(obj);
+}
+
+static double
+num(const json_t *o, const char *k)
+{
+	return json_number_value(json_object_get(o, k));
+}
+
+static const char *
+str(const json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+
+	return s != NULL ? s : "";
 }
 
 static void
-run_on_epoch(void *arg, const struct epoch_report *r)
+run_on_frame(void *arg, const json_t *m)
 {
 	struct run_ctx	*ctx = arg;
 
+	if (proto_is(m, MSG_SUMMARY))
+		return;			/* printed once, at the end */
+	if (proto_is(m, MSG_METRICS) && json_object_get(m, "job") == NULL)
+		return;			/* node metrics: the console's */
 	if (ctx->json) {
-		emit_json(json_pack("{s:s, s:s, s:i, s:I, s:f, s:f, s:f, s:f, s:f, s:f}",
-		    "t", "epoch", "job", r->job, "epoch", r->epoch,
-		    "step", (json_int_t)r->step, "loss", r->loss,
-		    "test_acc", r->test_acc, "test_loss", r->test_loss, "samples_per_s", r->samples_per_s,
-		    "data_wait_pct", r->data_wait_pct, "lr", r->lr));
+		print_json(m);
 		return;
 	}
-	printf("%s epoch %d/%d  loss %.4f  test_acc %.4f  samples/s %.0f  "
-	    "data_wait %.1f%%\n", r->job, r->epoch, r->epochs, r->loss,
-	    r->test_acc, r->samples_per_s, r->data_wait_pct);
+	if (proto_is(m, MSG_EPOCH)) {
+		printf("%s epoch %d/%d  loss %.4f  test_acc %.4f  samples/s "
+		    "%.0f  data_wait %.1f%%\n", str(m, "job"),
+		    (int)json_integer_value(json_object_get(m, "epoch")),
+		    (int)json_integer_value(json_object_get(m, "epochs")),
+		    num(m, "loss"), num(m, "test_acc"), num(m, "samples_per_s"),
+		    num(m, "data_wait_pct"));
+	} else if (proto_is(m, MSG_EVENT)) {
+		json_t *r = json_object_get(m, "rank");
+
+		if (json_is_integer(r) && json_integer_value(r) >= 0)
+			printf("[%s] rank %lld: %s\n", str(m, "kind"),
+			    (long long)json_integer_value(r), str(m, "reason"));
+		else
+			printf("[%s] %s\n", str(m, "kind"), str(m, "reason"));
+	}
 	fflush(stdout);
 }
 
 static void
-run_on_event(void *arg, const char *kind, const char *reason)
+run_summary(const struct run_ctx *ctx, const struct job_state *j)
 {
-	struct run_ctx	*ctx = arg;
+	json_t	*s = j->summary != NULL ? json_deep_copy(j->summary) :
+	    json_pack("{s:s, s:s}", "t", MSG_SUMMARY, "job", j->name);
 
-	if (ctx->json) {
-		emit_json(json_pack("{s:s, s:s, s:s, s:i, s:s, s:s}", "t", "event",
-		    "job", ctx->job->name, "kind", kind, "rank", 0, "node",
-		    "local", "reason", reason));
-		return;
+	/* The job's state is the backend's verdict over all ranks. */
+	json_object_set_new(s, "state", json_string(j->state));
+	json_object_del(s, "node");
+	json_object_del(s, "run");
+	if (ctx->json)
+		print_json(s);
+	else {
+		printf("summary: %s  epochs %d  steps %lld  test_acc %.4f  "
+		    "samples/s %.0f  data_wait %.1f%%  wall %.1fs  micro %d x "
+		    "accum %d x %d ranks\n", j->state,
+		    (int)json_integer_value(json_object_get(s, "epochs")),
+		    (long long)json_integer_value(json_object_get(s, "steps")),
+		    num(s, "test_acc"), num(s, "samples_per_s"),
+		    num(s, "data_wait_pct"), num(s, "wall_s"),
+		    (int)json_integer_value(json_object_get(s, "micro_batch")),
+		    (int)json_integer_value(json_object_get(s, "accum")), j->world);
+		if (*str(s, "checkpoint") != '\0')
+			printf("checkpoint: %s\n", str(s, "checkpoint"));
 	}
-	printf("[%s] %s\n", kind, reason);
-	fflush(stdout);
+	json_decref(s);
 }
 
 static int
-run_should_stop(void *arg)
-{
-	(void)arg;
-	return run_interrupted;
-}
-
-static void
-run_summary(const struct run_ctx *ctx, const struct train_summary *s)
-{
-	if (ctx->json) {
-		emit_json(json_pack("{s:s, s:s, s:s, s:i, s:I, s:f, s:f, s:I, "
-		    "s:I, s:f, s:i, s:i, s:f, s:s}", "t", "summary",
-		    "job", ctx->job->name, "state", s->state, "epochs", s->epochs,
-		    "steps", (json_int_t)s->steps, "test_acc", s->test_acc,
-		    "samples_per_s", s->samples_per_s,
-		    "bytes_sent", (json_int_t)s->bytes_sent,
-		    "bytes_dense", (json_int_t)s->bytes_dense, "wall_s", s->wall_s,
-		    "micro_batch", s->micro_batch, "accum", s->accum,
-		    "data_wait_pct", s->data_wait_pct,
-		    "checkpoint", s->checkpoint));
-		return;
-	}
-	printf("summary: %s  epochs %d  steps %ld  test_acc %.4f  samples/s %.0f"
-	    "  data_wait %.1f%%  wall %.1fs  micro %d x accum %d\n", s->state,
-	    s->epochs, s->steps, s->test_acc, s->samples_per_s,
-	    s->data_wait_pct, s->wall_s, s->micro_batch, s->accum);
-	if (s->checkpoint[0] != '\0')
-		printf("checkpoint: %s\n", s->checkpoint);
-}
-
-/* Parse "--inject slow-data=MS". */
-static int
-run_inject(const char *arg, struct train_config *cfg)
+run_inject(const char *arg, struct submit_opts *so)
 {
 	char	*end;
 	long	 ms;
@@ -118,7 +126,7 @@ run_inject(const char *arg, struct train_config *cfg)
 	if (strncmp(arg, "slow-data=", 10) == 0) {
 		ms = strtol(arg + 10, &end, 10);
 		if (*end == '\0' && end != arg + 10 && ms >= 0 && ms <= 60000) {
-			cfg->slow_data_ms = (int)ms;
+			so->slow_data_ms = (int)ms;
 			return 0;
 		}
 	}
@@ -128,42 +136,69 @@ run_inject(const char *arg, struct train_config *cfg)
 }
 
 static int
+run_load_cluster(const char *file, struct cluster_spec *c)
+{
+	struct spec_errors errs = { 0 };
+
+	if (file == NULL) {
+		spec_cluster_default(c);
+		return 0;
+	}
+	if (spec_load_cluster(file, c, &errs) == 0)
+		return 0;
+	spec_errors_print(stderr, &errs);
+	spec_errors_free(&errs);
+	return -1;
+}
+
+static int
 cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "resume", no_argument, NULL, 'r' },
+		{ "attach", no_argument, NULL, 'a' },
+		{ "cluster", required_argument, NULL, 'c' },
+		{ "takeover", no_argument, NULL, 'T' },
 		{ "stop-after-epochs", required_argument, NULL, 'e' },
+		{ "trace-steps", required_argument, NULL, 's' },
 		{ "inject", required_argument, NULL, 'i' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct job_spec		 job;
-	struct spec_errors	 errs = { 0 };
-	struct run_ctx		 ctx = { .job = &job };
-	struct train_config	 cfg = { .job = &job, .rank = 0, .world = 1 };
-	struct train_hooks	 hooks = { .ctx = &ctx, .on_epoch = run_on_epoch,
-	    .on_event = run_on_event, .should_stop = run_should_stop };
-	struct train_summary	 sum;
-	struct sigaction	 sa = { .sa_handler = run_sigint };
-	char			 state[PATH_MAX], ckdir[PATH_MAX + 64], err[1024];
-	int			 c;
+	struct run_ctx		 ctx = { 0 };
+	struct submit_opts	 so = { 0 };
+	struct cluster_spec	 cluster;
+	struct backend_opts	 bo = { .cluster = &cluster,
+	    .obs = { .ctx = &ctx, .on_frame = run_on_frame } };
+	struct backend		*b;
+	struct job_state	*j;
+	struct sigaction	 sa = { .sa_handler = run_on_signal };
+	const char		*cluster_file = NULL, *name = NULL;
+	char			 err[2048];
+	int			 c, attach = 0, asked = 0, rc;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "jre:i:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jrac:Te:s:i:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': ctx.json = 1; break;
-		case 'r': cfg.resume = true; break;
+		case 'r': so.resume = true; break;
+		case 'a': attach = 1; break;
+		case 'c': cluster_file = optarg; break;
+		case 'T': bo.takeover = true; break;
 		case 'e':
-			cfg.stop_after_epochs = atoi(optarg);
-			if (cfg.stop_after_epochs <= 0) {
-				fprintf(stderr, "hunter run: --stop-after-epochs "
-				    "wants a positive number\n");
+		case 's':
+			if (atoi(optarg) <= 0) {
+				fprintf(stderr, "hunter run: --%s wants a positive "
+				    "number\n", c == 'e' ? "stop-after-epochs" :
+				    "trace-steps");
 				return 2;
 			}
+			*(c == 'e' ? &so.stop_after_epochs : &so.trace_steps) =
+			    atoi(optarg);
 			break;
 		case 'i':
-			if (run_inject(optarg, &cfg) != 0)
+			if (run_inject(optarg, &so) != 0)
 				return 2;
 			break;
 		case 'h':
@@ -173,40 +208,75 @@ cmd_run(int argc, char **argv)
 			return cmd_usage(&cmd_run_entry);
 		}
 	}
-	if (optind != argc - 1)
+	if (attach ? optind < argc - 1 : optind != argc - 1)
 		return cmd_usage(&cmd_run_entry);
-	if (spec_load_job(argv[optind], &job, &errs) != 0) {
-		spec_errors_print(stderr, &errs);
-		spec_errors_free(&errs);
-		return 1;
-	}
-	if (job.checkpoint.dir[0] != '\0')
-		snprintf(ckdir, sizeof ckdir, "%s", job.checkpoint.dir);
-	else {
-		if (statedir_path(state, sizeof state) != 0) {
-			fprintf(stderr, "hunter run: cannot find a state "
-			    "directory; set HUNTER_STATE_DIR\n");
+	if (optind < argc)
+		name = argv[optind];
+	if (!attach) {
+		struct job_spec		 job;
+		struct spec_errors	 errs = { 0 };
+
+		if (spec_load_job(name, &job, &errs) != 0) {
+			spec_errors_print(stderr, &errs);
+			spec_errors_free(&errs);
 			return 1;
 		}
-		snprintf(ckdir, sizeof ckdir, "%s/checkpoints/%s", state, job.name);
 	}
-	cfg.checkpoint_dir = ckdir;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	if (train_run(&cfg, &hooks, &sum, err, sizeof err) != 0) {
+	if (run_load_cluster(cluster_file, &cluster) != 0)
+		return 1;
+	if ((b = backend_open(&bo, err, sizeof err)) == NULL) {
 		fprintf(stderr, "hunter run: %s\n", err);
-		if (ctx.json)
-			run_summary(&ctx, &sum);
+		spec_cluster_free(&cluster);
 		return 1;
 	}
-	run_summary(&ctx, &sum);
-	return run_interrupted ? 130 : 0;
+	rc = attach ? backend_attach(b, name, err, sizeof err) :
+	    backend_submit(b, name, &so, err, sizeof err);
+	if (rc != 0) {
+		fprintf(stderr, "hunter run: %s\n", err);
+		backend_close(b);
+		spec_cluster_free(&cluster);
+		return 1;
+	}
+	j = backend_job(b, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	rc = 0;
+	while (!j->done) {
+		if (backend_poll(b, 200) != 0) {
+			fprintf(stderr, "hunter run: detached (another console "
+			    "took over); job %s keeps running\n", j->name);
+			rc = 3;
+			break;
+		}
+		if (run_interrupts == 1 && !asked) {
+			fprintf(stderr, "hunter run: stopping %s at the next step "
+			    "(Ctrl-C again to detach and leave it running)\n",
+			    j->name);
+			backend_stop_job(b, j->name);
+			asked = 1;
+		} else if (run_interrupts > 1) {
+			fprintf(stderr, "hunter run: detached; job %s keeps "
+			    "running (hunter run --attach follows it)\n", j->name);
+			rc = 130;
+			break;
+		}
+		j = backend_job(b, NULL);
+	}
+	if (j->done) {
+		run_summary(&ctx, j);
+		rc = strcmp(j->state, "failed") == 0 ? 1 : run_interrupts ? 130 : 0;
+	}
+	backend_close(b);
+	spec_cluster_free(&cluster);
+	return rc;
 }
 
 const struct cmd_entry cmd_run_entry = {
 	.name = "run",
-	.usage = "[--json] [--resume] [--stop-after-epochs N] "
-	    "[--inject slow-data=MS] JOB.yaml",
-	.summary = "train a job headless (one rank for now); progress lines or JSON lines on stdout",
+	.usage = "[--json] [--cluster FILE] [--resume] [--takeover] "
+	    "[--stop-after-epochs N] [--trace-steps N] [--inject slow-data=MS] "
+	    "JOB.yaml\n       hunter run --attach [--json] [JOB-NAME]",
+	.summary = "run a job on the cluster without the console; progress lines or JSON lines on stdout",
 	.exec = cmd_run,
 };

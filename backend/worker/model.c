@@ -142,8 +142,9 @@ model_alloc(struct model *m)
 	size_t	 B = (size_t)m->max_batch;
 
 	m->params = xmalloc_aligned(m->n_params * sizeof(float));
-	m->grads = xmalloc_aligned(m->n_params * sizeof(float));
-	memset(m->grads, 0, m->n_params * sizeof(float));
+	m->grads = xmalloc_aligned((m->n_params + MODEL_GRAD_EXTRA) *
+	    sizeof(float));
+	memset(m->grads, 0, (m->n_params + MODEL_GRAD_EXTRA) * sizeof(float));
 	for (int i = 0; i < m->n_layers; i++) {
 		struct layer *l = &m->layers[i];
 

@@ -12,6 +12,10 @@
 
 #include "backend/spec/spec.h"
 
+/* Floats after the gradients in the grads buffer, where the train loop
+ * carries control values through the same exchange as the gradients. */
+#define MODEL_GRAD_EXTRA 2
+
 enum layer_kind { LAYER_LINEAR, LAYER_RELU, LAYER_CONV, LAYER_POOL };
 
 struct layer {
@@ -44,7 +48,7 @@ struct model {
 	int		 n_tensors;
 	size_t		 n_params;
 	float		*params;
-	float		*grads;
+	float		*grads;		/* n_params + MODEL_GRAD_EXTRA */
 	float		*probs;		/* [max_batch, classes] */
 	float		*workspace;	/* conv im2col scratch */
 	size_t		 workspace_len;

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <zlib.h>
+
 #include "backend/worker/checkpoint.h"
 #include "backend/worker/data.h"
 #include "backend/worker/model.h"
@@ -36,6 +38,8 @@ struct trainer {
 	long		 steps_per_epoch, total_steps;
 	long		 step, step_in_epoch, last_ckpt;
 	int		 epoch;
+	int		 stop;		/* agreed by every rank */
+	uint64_t	 bytes_sent, bytes_dense;
 	char		 last_path[4096];
 };
 
@@ -99,6 +103,32 @@ train_skipped(void *ctx, const char *path, const char *why)
 	(void)path;
 }
 
+/* Give every rank rank 0's weights, optimizer state and position: the
+ * initial weights, or what rank 0 resumed from. */
+static int
+train_share_state(struct trainer *t, char *err, size_t errlen)
+{
+	const struct train_hooks *h = t->hooks;
+	size_t		 bytes = t->model->n_params * sizeof(float);
+	int64_t		 pos[4] = { t->step, t->epoch, t->step_in_epoch,
+	    t->opt->t };
+
+	if (h->broadcast == NULL || t->cfg->world == 1)
+		return 0;
+	if (h->broadcast(h->ctx, pos, sizeof pos, err, errlen) != 0 ||
+	    h->broadcast(h->ctx, t->model->params, bytes, err, errlen) != 0 ||
+	    h->broadcast(h->ctx, t->opt->m, bytes, err, errlen) != 0 ||
+	    (t->opt->v != NULL &&
+	    h->broadcast(h->ctx, t->opt->v, bytes, err, errlen) != 0))
+		return -1;
+	t->step = pos[0];
+	t->epoch = (int)pos[1];
+	t->step_in_epoch = pos[2];
+	t->opt->t = pos[3];
+	t->last_ckpt = t->step;
+	return 0;
+}
+
 /* Load data, build the model and optimizer, and resume if asked. */
 static int
 train_setup(struct trainer *t, char *err, size_t errlen)
@@ -142,8 +172,8 @@ train_setup(struct trainer *t, char *err, size_t errlen)
 	}
 	t->opt = optimizer_create(job, t->model->n_params);
 	t->last_ckpt = -1;
-	if (!t->cfg->resume)
-		return 0;
+	if (!t->cfg->resume || t->cfg->rank != 0)
+		return train_share_state(t, err, errlen);
 	rc = checkpoint_resume(t->cfg->checkpoint_dir, t->model, t->opt, &cm,
 	    path, sizeof path, train_skipped, t, err, errlen);
 	if (rc < 0)
@@ -151,7 +181,7 @@ train_setup(struct trainer *t, char *err, size_t errlen)
 	if (rc == 1) {
 		train_event(t, "restarted", "no checkpoint in %s; starting "
 		    "from step 0", t->cfg->checkpoint_dir);
-		return 0;
+		return train_share_state(t, err, errlen);
 	}
 	if (cm.seed != job->train.seed) {
 		snprintf(err, errlen, "%s was written with seed %llu, the job "
@@ -166,18 +196,25 @@ train_setup(struct trainer *t, char *err, size_t errlen)
 	snprintf(t->last_path, sizeof t->last_path, "%s", path);
 	train_event(t, "restarted", "resumed from %s at step %ld (epoch %d)",
 	    path, cm.step, cm.epoch + 1);
-	return 0;
+	return train_share_state(t, err, errlen);
 }
 
-/* One optimizer step: accum micro-batches, the exchange, the update. */
+/* One optimizer step: accum micro-batches, the exchange, the update.
+ * The stop request and the loss ride in the two floats after the
+ * gradients, so every rank learns the global loss and agrees on stopping
+ * at the same step. */
 static int
 train_step(struct trainer *t, double *loss, double *wait, char *err,
     size_t errlen)
 {
+	const struct train_hooks *h = t->hooks;
 	struct model	*m = t->model;
+	size_t		 n = m->n_params;
 	float		 scale = 1.0f / (float)t->job->train.batch.global;
+	double		 t0 = now_s(), t1, t2, w0 = *wait, local = 0;
+	struct step_report r = { 0 };
 
-	memset(m->grads, 0, m->n_params * sizeof(float));
+	memset(m->grads, 0, (n + MODEL_GRAD_EXTRA) * sizeof(float));
 	for (int a = 0; a < t->accum; a++) {
 		const struct batch *b = loader_next(t->loader, wait);
 
@@ -186,16 +223,40 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 			    "step %ld", t->step);
 			return -1;
 		}
-		*loss += model_forward(m, b->x, b->y, b->n, NULL);
+		local += model_forward(m, b->x, b->y, b->n, NULL);
 		model_backward(m, b->x, b->y, b->n, scale);
 	}
-	if (t->hooks->allreduce != NULL && t->hooks->allreduce(t->hooks->ctx,
-	    m->grads, m->n_params, err, errlen) != 0)
-		return -1;
-	optimizer_step(t->opt, m->params, m->grads,
-	    (float)lr_at(t->job, t->step, t->total_steps));
+	m->grads[n] = h->should_stop != NULL && h->should_stop(h->ctx);
+	m->grads[n + 1] = (float)(local * scale);
+	t1 = now_s();
+	if (h->allreduce != NULL && t->cfg->world > 1) {
+		if (h->allreduce(h->ctx, m->grads, n + MODEL_GRAD_EXTRA, err,
+		    errlen) != 0)
+			return -1;
+		t->bytes_sent += (n + MODEL_GRAD_EXTRA) * sizeof(float);
+		t->bytes_dense += n * sizeof(float);
+	}
+	t2 = now_s();
+	t->stop = m->grads[n] > 0;
+	r.loss = m->grads[n + 1];
+	*loss += r.loss;
+	r.lr = lr_at(t->job, t->step, t->total_steps);
+	optimizer_step(t->opt, m->params, m->grads, (float)r.lr);
 	t->step++;
 	t->step_in_epoch++;
+	if (h->on_step != NULL) {
+		r.step = t->step;
+		r.epoch = t->epoch;
+		r.step_ms = (now_s() - t0) * 1e3;
+		r.data_wait_ms = (*wait - w0) * 1e3;
+		r.compute_ms = (t1 - t0) * 1e3 - r.data_wait_ms;
+		r.comm_ms = (t2 - t1) * 1e3;
+		r.bytes_sent = t->cfg->world > 1 ?
+		    (n + MODEL_GRAD_EXTRA) * sizeof(float) : 0;
+		r.micro_batch = t->micro;
+		r.accum = t->accum;
+		h->on_step(h->ctx, &r);
+	}
 	return 0;
 }
 
@@ -206,22 +267,22 @@ train_report(struct trainer *t, double loss, double secs, double wait)
 	double		 test_loss = 0;
 	int		 correct;
 
+	if (t->cfg->rank != 0 || t->hooks->on_epoch == NULL)
+		return;
 	correct = model_evaluate(t->model, t->test.x, t->test.y, t->test.n,
 	    &test_loss);
 	r.job = t->job->name;
 	r.epoch = t->epoch + 1;
 	r.epochs = t->job->train.epochs;
 	r.step = t->step;
-	r.loss = loss / ((double)t->steps_per_epoch * t->job->train.batch.global /
-	    t->cfg->world);
+	r.loss = loss / (double)t->steps_per_epoch;
 	r.test_acc = (double)correct / t->test.n;
 	r.test_loss = test_loss / t->test.n;
 	r.samples_per_s = secs > 0 ? t->steps_per_epoch *
 	    (double)t->job->train.batch.global / secs : 0;
 	r.data_wait_pct = secs > 0 ? 100.0 * wait / secs : 0;
 	r.lr = lr_at(t->job, t->step - 1, t->total_steps);
-	if (t->hooks->on_epoch != NULL)
-		t->hooks->on_epoch(t->hooks->ctx, &r);
+	t->hooks->on_epoch(t->hooks->ctx, &r);
 }
 
 int
@@ -262,8 +323,7 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 			    t.step % cfg->job->checkpoint.every_steps == 0 &&
 			    train_checkpoint(&t, err, errlen) != 0)
 				train_event(&t, "checkpoint", "%s", err);
-			stopped = hooks->should_stop != NULL &&
-			    hooks->should_stop(hooks->ctx);
+			stopped = t.stop;
 		}
 		secs = now_s() - e0;
 		train_s += secs;
@@ -280,18 +340,30 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 		snprintf(sum->state, sizeof sum->state, "failed");
 		goto out;
 	}
-	if (strcmp(sum->state, "finished") == 0) {
+	if (strcmp(sum->state, "finished") == 0 && cfg->rank == 0) {
 		double	 loss = 0;
 
 		sum->test_acc = (double)model_evaluate(t.model, t.test.x,
 		    t.test.y, t.test.n, &loss) / t.test.n;
 	}
-	train_event(&t, "finished", "%s at step %ld", sum->state, t.step);
+	snprintf(sum->params_crc32, sizeof sum->params_crc32, "%08lx",
+	    crc32(crc32(0L, Z_NULL, 0), (const Bytef *)t.model->params,
+	    (uInt)(t.model->n_params * sizeof(float))));
 	sum->steps = t.step;
 	sum->epochs = t.epoch;
 	sum->samples_per_s = train_s > 0 ? (t.step - first_step) *
 	    (double)cfg->job->train.batch.global / train_s : 0;
 	sum->data_wait_pct = train_s > 0 ? 100.0 * wait_s / train_s : 0;
+	sum->bytes_sent = t.bytes_sent;
+	sum->bytes_dense = t.bytes_dense;
+	if (hooks->sum_u64 != NULL && cfg->world > 1) {
+		uint64_t counters[2] = { t.bytes_sent, t.bytes_dense };
+
+		if (hooks->sum_u64(hooks->ctx, counters, 2, err, errlen) != 0)
+			goto out;
+		sum->bytes_sent = counters[0];
+		sum->bytes_dense = counters[1];
+	}
 	sum->micro_batch = t.micro;
 	sum->accum = t.accum;
 	snprintf(sum->checkpoint, sizeof sum->checkpoint, "%s", t.last_path);

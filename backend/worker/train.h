@@ -27,6 +27,16 @@ struct epoch_report {
 	double		 lr;
 };
 
+struct step_report {
+	long		 step;		/* steps done */
+	int		 epoch;		/* 0-based, the one in progress */
+	double		 loss;		/* mean over the global batch */
+	double		 lr;
+	double		 step_ms, compute_ms, comm_ms, data_wait_ms;
+	uint64_t	 bytes_sent;	/* this rank, this step */
+	int		 micro_batch, accum;
+};
+
 struct train_summary {
 	char		 state[16];	/* finished | stopped | failed */
 	int		 epochs;	/* epochs completed */
@@ -39,6 +49,7 @@ struct train_summary {
 	double		 data_wait_pct;
 	int		 micro_batch, accum;
 	char		 checkpoint[4096];	/* the last one written */
+	char		 params_crc32[9];	/* of the final parameters */
 };
 
 struct train_hooks {
@@ -46,10 +57,19 @@ struct train_hooks {
 	/* Sum n floats across ranks in place; NULL with one rank. */
 	int	(*allreduce)(void *ctx, float *buf, size_t n, char *err,
 		    size_t errlen);
+	/* Copy rank 0's len bytes to every rank; NULL with one rank. */
+	int	(*broadcast)(void *ctx, void *buf, size_t len, char *err,
+		    size_t errlen);
+	/* Sum n counters across ranks in place; NULL with one rank. */
+	int	(*sum_u64)(void *ctx, uint64_t *v, int n, char *err,
+		    size_t errlen);
+	/* After every step, on every rank. */
+	void	(*on_step)(void *ctx, const struct step_report *);
 	void	(*on_epoch)(void *ctx, const struct epoch_report *);
 	/* kind is one of DESIGN.md section 3's event kinds. */
 	void	(*on_event)(void *ctx, const char *kind, const char *reason);
-	/* Nonzero to checkpoint and stop at the next step boundary. */
+	/* Nonzero when this rank asks to checkpoint and stop.  Requests
+	 * travel with the gradients, so every rank stops at the same step. */
 	int	(*should_stop)(void *ctx);
 };
 

@@ -7,7 +7,18 @@ PY=${PYTHON:-/usr/bin/python3}
 T=$(mktemp -d /tmp/hunter-test.XXXXXX)
 export HUNTER_STATE_DIR="$T/state"
 cleanup_hooks=""
-on_exit() { eval "$cleanup_hooks"; rm -rf "$T"; }
+# Agents outlive the commands that start them: stop them by their pid
+# files, so no daemon holds the test runner's output open.
+stop_agents() {
+	for p in "$HUNTER_STATE_DIR"/nodes/*/agent.pid; do
+		[ -f "$p" ] && kill "$(cat "$p")" 2>/dev/null || true
+	done
+	for i in $(seq 50); do
+		ls "$HUNTER_STATE_DIR"/nodes/*/agent.pid >/dev/null 2>&1 || break
+		sleep 0.1
+	done
+}
+on_exit() { eval "$cleanup_hooks"; stop_agents; rm -rf "$T"; }
 trap on_exit EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }

@@ -10,8 +10,8 @@ small_job "$T/b.yaml" split "$T/data"
 	fail "first half"
 [ "$(jget "$T/b1.out" summary state)" = stopped ] || fail "first half did not stop"
 "$HUNTER" run --json --resume "$T/b.yaml" > "$T/b2.out" || fail "resumed run"
-grep -q '"kind":"restarted","rank":0,"node":"local","reason":"resumed from' \
-	"$T/b2.out" || fail "resume did not say where it resumed from"
+grep '"kind":"restarted"' "$T/b2.out" | grep -q '"reason":"resumed from' ||
+	fail "resume did not say where it resumed from"
 a=$(jget "$T/a.out" summary checkpoint)
 b=$(jget "$T/b2.out" summary checkpoint)
 [ "$(jget "$T/b2.out" summary steps)" = "$(jget "$T/a.out" summary steps)" ] ||

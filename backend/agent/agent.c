@@ -1,0 +1,466 @@
+/*
+ * agent.c: the agent daemon's main loop.
+ *
+ * One poll() loop: the listening socket, the peers (a backend, or a
+ * connection not yet introduced by hello), the workers' socketpairs, a
+ * self-pipe for SIGCHLD and SIGTERM, and a 1 Hz tick for the sampler.
+ * At most one peer is the backend; a new backend hello takes the role
+ * over from the old one (that is how a re-attaching console wins).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend/agent/agent.h"
+#include "backend/core/net.h"
+#include "backend/core/statedir.h"
+#include "backend/core/xmalloc.h"
+
+static int agent_sigpipe[2] = { -1, -1 };
+
+static double
+mono_s(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void
+agent_log(struct agent *a, const char *fmt, ...)
+{
+	va_list	 ap;
+	time_t	 now = time(NULL);
+	char	 ts[32];
+
+	strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", localtime(&now));
+	fprintf(stderr, "%s agent %s: ", ts, a->node);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	fflush(stderr);
+}
+
+static void
+agent_on_signal(int sig)
+{
+	char	 c = (char)sig;
+	int	 saved = errno;
+
+	if (write(agent_sigpipe[1], &c, 1) < 0) {
+		/* The pipe is full: a wake-up is already pending. */
+	}
+	errno = saved;
+}
+
+static struct agent_peer *
+agent_backend(struct agent *a)
+{
+	for (int i = 0; i < a->npeers; i++) {
+		if (a->peers[i].is_backend)
+			return &a->peers[i];
+	}
+	return NULL;
+}
+
+bool
+agent_backend_attached(struct agent *a)
+{
+	return agent_backend(a) != NULL;
+}
+
+void
+agent_to_backend(struct agent *a, json_t *msg)
+{
+	struct agent_peer *b = agent_backend(a);
+
+	if (b != NULL && proto_send(b->fd, msg) != 0) {
+		agent_log(a, "backend link lost: %s", strerror(errno));
+		shutdown(b->fd, SHUT_RDWR);	/* poll reports it and closes */
+	}
+	json_decref(msg);
+}
+
+/* Keep frames a re-attaching backend needs to rebuild its state. */
+void
+agent_record(struct agent *a, const json_t *msg)
+{
+	if (!proto_is(msg, MSG_EPOCH) && !proto_is(msg, MSG_EVENT) &&
+	    !proto_is(msg, MSG_SUMMARY) && !proto_is(msg, MSG_EXIT))
+		return;
+	if (json_array_size(a->history) >= AGENT_HISTORY_MAX)
+		json_array_remove(a->history, 0);
+	json_array_append_new(a->history, json_deep_copy(msg));
+}
+
+static void
+agent_close_peer(struct agent *a, int i, const char *why)
+{
+	struct agent_peer *p = &a->peers[i];
+
+	if (p->is_backend)
+		agent_log(a, "backend detached: %s", why);
+	close(p->fd);
+	proto_reader_free(&p->rd);
+	a->peers[i] = a->peers[--a->npeers];
+}
+
+/* A backend says hello: answer with ours, the workers and the history. */
+static void
+agent_hello(struct agent *a, struct agent_peer *p, const json_t *msg)
+{
+	const char	*role = json_string_value(json_object_get(msg, "role"));
+	json_t		*hello, *samples = json_array();
+	size_t		 i;
+	json_t		*m;
+
+	if (role == NULL || strcmp(role, "backend") != 0)
+		return;
+	for (int j = 0; j < a->npeers; j++) {
+		if (a->peers[j].is_backend && &a->peers[j] != p) {
+			agent_log(a, "a new backend takes over");
+			proto_send_new(a->peers[j].fd, json_pack("{s:s, s:s}",
+			    "t", MSG_ERROR, "reason", "another backend attached"));
+			shutdown(a->peers[j].fd, SHUT_RDWR);
+			a->peers[j].is_backend = false;
+		}
+	}
+	p->is_backend = true;
+	hello = proto_hello("agent", a->node);
+	json_object_set_new(hello, "pid", json_integer(getpid()));
+	json_object_set_new(hello, "workers", agent_workers_json(a));
+	for (i = a->ring.len > 60 ? a->ring.len - 60 : 0; i < a->ring.len; i++)
+		json_array_append_new(samples,
+		    node_sample_json(sample_ring_get(&a->ring, i)));
+	json_object_set_new(hello, "samples", samples);
+	proto_send_new(p->fd, hello);
+	json_array_foreach(a->history, i, m)
+		proto_send(p->fd, m);
+	for (int w = 0; w < a->nworkers; w++) {
+		if (a->workers[w].last_metrics != NULL)
+			proto_send(p->fd, a->workers[w].last_metrics);
+	}
+	json_array_foreach(a->pending, i, m)
+		proto_send(p->fd, m);
+	json_array_clear(a->pending);
+	agent_log(a, "backend attached");
+}
+
+static void
+agent_command(struct agent *a, struct agent_peer *p, const json_t *msg)
+{
+	const char	*cmd = json_string_value(json_object_get(msg, "cmd"));
+	const char	*job = json_string_value(json_object_get(msg, "job"));
+	json_t		*r = json_object_get(msg, "rank");
+	char		 err[512];
+
+	if (cmd == NULL)
+		return;
+	if (strcmp(cmd, "launch") == 0) {
+		if (agent_spawn(a, msg, err, sizeof err) != 0) {
+			agent_log(a, "launch failed: %s", err);
+			proto_send_new(p->fd, json_pack("{s:s, s:s, s:s, s:O?, "
+			    "s:s, s:s}", "t", MSG_EVENT, "kind", "failed",
+			    "job", job ? job : "", "rank", r, "node", a->node,
+			    "reason", err));
+		}
+	} else if (strcmp(cmd, "kill") == 0) {
+		agent_signal_workers(a, job, json_is_integer(r) ?
+		    (int)json_integer_value(r) : -1, SIGKILL);
+	} else if (strcmp(cmd, "shutdown") == 0) {
+		agent_log(a, "shutdown requested");
+		a->quit = true;
+	} else {
+		/* stop, pause, resume, checkpoint...: the workers decide. */
+		agent_forward_to_workers(a, msg);
+	}
+}
+
+static void
+agent_peer_input(struct agent *a, int i)
+{
+	struct agent_peer *p = &a->peers[i];
+	json_t		*msg;
+	ssize_t		 n;
+	int		 rc;
+
+	n = proto_reader_fill(&p->rd, p->fd);
+	while ((rc = proto_reader_next(&p->rd, &msg)) == 1) {
+		if (proto_is(msg, MSG_HELLO))
+			agent_hello(a, p, msg);
+		else if (proto_is(msg, MSG_CMD))
+			agent_command(a, p, msg);
+		else if (proto_is(msg, MSG_STORE))
+			agent_forward_to_workers(a, msg);
+		else
+			agent_log(a, "ignoring a '%s' frame", proto_type(msg));
+		json_decref(msg);
+	}
+	if (rc < 0) {
+		agent_log(a, "bad frame from a peer: %s", p->rd.err);
+		agent_close_peer(a, i, p->rd.err);
+	} else if (n == 0)
+		agent_close_peer(a, i, "connection closed");
+	else if (n < 0 && errno != EAGAIN && errno != EINTR)
+		agent_close_peer(a, i, strerror(errno));
+}
+
+static void
+agent_accept(struct agent *a)
+{
+	int	 fd = accept4(a->lfd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	a->peers = xreallocarray(a->peers, (size_t)a->npeers + 1,
+	    sizeof *a->peers);
+	a->peers[a->npeers].fd = fd;
+	a->peers[a->npeers].is_backend = false;
+	proto_reader_init(&a->peers[a->npeers].rd);
+	a->npeers++;
+}
+
+static void
+agent_tick(struct agent *a)
+{
+	struct node_sample s;
+	json_t		*m;
+
+	sampler_sample(a->sampler, &s);
+	sample_ring_push(&a->ring, &s);
+	m = node_sample_json(&s);
+	json_object_set_new(m, "t", json_string(MSG_METRICS));
+	json_object_set_new(m, "scope", json_string("node"));
+	json_object_set_new(m, "node", json_string(a->node));
+	agent_to_backend(a, m);
+}
+
+static int
+agent_running_workers(const struct agent *a)
+{
+	int	 n = 0;
+
+	for (int i = 0; i < a->nworkers; i++)
+		n += !a->workers[i].exited;
+	return n;
+}
+
+static void
+agent_loop(struct agent *a)
+{
+	struct pollfd	 pfd[2 + 64 + AGENT_MAX_WORKERS];
+	int		 widx[AGENT_MAX_WORKERS], npeer, nw, n;
+	double		 next_tick = mono_s();
+	char		 c;
+
+	a->idle_since = mono_s();
+	while (!a->quit) {
+		double now = mono_s();
+		int timeout = (int)((next_tick - now) * 1000) + 1;
+
+		if (now >= next_tick) {
+			agent_tick(a);
+			next_tick += 1.0;
+			if (next_tick < now)
+				next_tick = now + 1.0;
+			continue;
+		}
+		if (agent_running_workers(a) > 0 || agent_backend(a) != NULL)
+			a->idle_since = now;
+		else if (a->idle_exit_s > 0 && now - a->idle_since > a->idle_exit_s) {
+			agent_log(a, "idle for %d s; exiting", a->idle_exit_s);
+			break;
+		}
+		n = 0;
+		pfd[n++] = (struct pollfd){ .fd = a->lfd, .events = POLLIN };
+		pfd[n++] = (struct pollfd){ .fd = agent_sigpipe[0], .events = POLLIN };
+		npeer = a->npeers < 64 ? a->npeers : 64;
+		for (int i = 0; i < npeer; i++)
+			pfd[n++] = (struct pollfd){ .fd = a->peers[i].fd, .events = POLLIN };
+		nw = 0;
+		for (int i = 0; i < a->nworkers; i++) {
+			if (a->workers[i].fd < 0)
+				continue;
+			widx[nw++] = i;
+			pfd[n++] = (struct pollfd){ .fd = a->workers[i].fd, .events = POLLIN };
+		}
+		if (poll(pfd, (nfds_t)n, timeout) < 0) {
+			if (errno == EINTR)
+				continue;
+			agent_log(a, "poll: %s", strerror(errno));
+			break;
+		}
+		/* Workers first, so their last frames precede their exit. */
+		for (int i = 0; i < nw; i++) {
+			if (pfd[2 + npeer + i].revents != 0)
+				agent_worker_input(a, &a->workers[widx[i]]);
+		}
+		if (pfd[1].revents & POLLIN) {
+			while (read(agent_sigpipe[0], &c, 1) == 1) {
+				if (c == SIGTERM || c == SIGINT) {
+					agent_log(a, "signal %d: stopping", c);
+					a->quit = true;
+				}
+			}
+			agent_reap(a);
+		}
+		for (int i = npeer - 1; i >= 0; i--) {
+			if (pfd[2 + i].revents != 0)
+				agent_peer_input(a, i);
+		}
+		if (pfd[0].revents & POLLIN)
+			agent_accept(a);
+	}
+}
+
+/* Stop every worker: SIGTERM to each group, then SIGKILL after 5 s. */
+static void
+agent_stop_workers(struct agent *a)
+{
+	agent_signal_workers(a, NULL, -1, SIGTERM);
+	for (int waited = 0; agent_running_workers(a) > 0 && waited < 5000;
+	    waited += 50) {
+		usleep(50000);
+		agent_reap(a);
+	}
+	agent_signal_workers(a, NULL, -1, SIGKILL);
+	agent_reap(a);
+}
+
+/* Fork into the background, detached from the terminal and from the
+ * caller's session, with stdio on DIR/agent.log. */
+static int
+agent_daemonize(const char *dir)
+{
+	char	 log[PATH_MAX];
+	int	 fd;
+	pid_t	 pid;
+
+	if ((pid = fork()) < 0)
+		return -1;
+	if (pid > 0)
+		_exit(0);
+	setsid();
+	if ((pid = fork()) < 0)
+		return -1;
+	if (pid > 0)
+		_exit(0);
+	snprintf(log, sizeof log, "%s/agent.log", dir);
+	if ((fd = open("/dev/null", O_RDONLY)) >= 0) {
+		dup2(fd, 0);
+		close(fd);
+	}
+	if ((fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600)) >= 0) {
+		dup2(fd, 1);
+		dup2(fd, 2);
+		close(fd);
+	}
+	return 0;
+}
+
+int
+agent_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "node", required_argument, NULL, 'n' },
+		{ "dir", required_argument, NULL, 'd' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "idle-exit", required_argument, NULL, 'i' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct agent	 a = { .lfd = -1, .idle_exit_s = 900 };
+	struct sigaction sa = { .sa_handler = agent_on_signal };
+	char		 path[PATH_MAX], err[512];
+	int		 c, foreground = 0;
+	ssize_t		 n;
+	FILE		*f;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "n:d:fi:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n': snprintf(a.node, sizeof a.node, "%s", optarg); break;
+		case 'd': snprintf(a.dir, sizeof a.dir, "%s", optarg); break;
+		case 'f': foreground = 1; break;
+		case 'i': a.idle_exit_s = atoi(optarg); break;
+		default:
+			fprintf(stderr, "usage: hunter agent --node NAME --dir DIR "
+			    "[--foreground] [--idle-exit SECONDS]\n");
+			return 2;
+		}
+	}
+	if (a.node[0] == '\0' || a.dir[0] == '\0') {
+		fprintf(stderr, "hunter agent: --node and --dir are required\n");
+		return 2;
+	}
+	if (mkdir_p(a.dir, 0700) != 0 || chmod(a.dir, 0700) != 0) {
+		fprintf(stderr, "hunter agent: %s: %s\n", a.dir, strerror(errno));
+		return 1;
+	}
+	snprintf(path, sizeof path, "%s/agent.sock", a.dir);
+	if ((a.lfd = net_listen_unix(path, err, sizeof err)) < 0) {
+		fprintf(stderr, "hunter agent: %s\n", err);
+		return 1;
+	}
+	if ((n = readlink("/proc/self/exe", a.exe, sizeof a.exe - 1)) <= 0) {
+		fprintf(stderr, "hunter agent: cannot find my own binary\n");
+		return 1;
+	}
+	a.exe[n] = '\0';
+	if (!foreground && agent_daemonize(a.dir) != 0) {
+		fprintf(stderr, "hunter agent: fork: %s\n", strerror(errno));
+		return 1;
+	}
+	snprintf(path, sizeof path, "%s/agent.pid", a.dir);
+	if ((f = fopen(path, "w")) != NULL) {
+		fprintf(f, "%ld\n", (long)getpid());
+		fclose(f);
+	}
+	if (pipe2(agent_sigpipe, O_CLOEXEC | O_NONBLOCK) != 0)
+		return 1;
+	sigaction(SIGCHLD, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+
+	a.sampler = sampler_create("");
+	sample_ring_init(&a.ring, AGENT_RING_SECONDS);
+	a.history = json_array();
+	a.pending = json_array();
+	agent_log(&a, "listening on %s/agent.sock (pid %ld)", a.dir, (long)getpid());
+	agent_loop(&a);
+	agent_stop_workers(&a);
+
+	snprintf(path, sizeof path, "%s/agent.sock", a.dir);
+	unlink(path);
+	snprintf(path, sizeof path, "%s/agent.pid", a.dir);
+	unlink(path);
+	while (a.npeers > 0)
+		agent_close_peer(&a, 0, "agent exiting");
+	free(a.peers);
+	for (int i = 0; i < a.nworkers; i++) {
+		json_decref(a.workers[i].last_metrics);
+		proto_reader_free(&a.workers[i].rd);
+	}
+	json_decref(a.history);
+	json_decref(a.pending);
+	sample_ring_free(&a.ring);
+	sampler_free(a.sampler);
+	close(a.lfd);
+	agent_log(&a, "exited");
+	return 0;
+}

@@ -1,0 +1,79 @@
+/*
+ * agent.h: `hunter agent`, one daemon per node.  It listens on
+ * DIR/agent.sock, samples the node at 1 Hz into a ring, starts and reaps
+ * the workers (each in its own process group, linked by a socketpair),
+ * relays their frames to the backend and the backend's store answers back
+ * to them, and keeps what a re-attaching backend needs: every worker's
+ * state and the recent epoch, event, exit and summary frames of each job.
+ * It keeps running when the backend goes away.
+ */
+#ifndef HUNTER_AGENT_H
+#define HUNTER_AGENT_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "backend/agent/sampler.h"
+#include "backend/proto/proto.h"
+
+#define AGENT_MAX_WORKERS	64
+#define AGENT_HISTORY_MAX	4096	/* frames kept for re-attach */
+#define AGENT_RING_SECONDS	600	/* 10 minutes of node metrics at 1 Hz */
+
+struct agent_worker {
+	pid_t		 pid;
+	int		 fd;		/* -1 once closed */
+	struct proto_reader rd;
+	char		 job[64];
+	int		 rank, world, generation;
+	json_int_t	 run;		/* the backend's id of this launch */
+	bool		 exited;
+	json_t		*last_metrics;
+};
+
+struct agent_peer {
+	int		 fd;
+	struct proto_reader rd;
+	bool		 is_backend;
+};
+
+struct agent {
+	char		 node[64];
+	char		 dir[4096];
+	char		 exe[4096];
+	int		 lfd;
+	struct agent_peer *peers;
+	int		 npeers;
+	struct agent_worker workers[AGENT_MAX_WORKERS];
+	int		 nworkers;
+	struct sampler	*sampler;
+	struct sample_ring ring;
+	json_t		*history;	/* array of frames, oldest first */
+	json_t		*pending;	/* store requests waiting for a backend */
+	double		 idle_since;
+	int		 idle_exit_s;	/* 0 = never */
+	bool		 quit;
+};
+
+/* Supervisor (supervisor.c). */
+int	agent_spawn(struct agent *, const json_t *launch, char *err,
+	    size_t errlen);
+void	agent_reap(struct agent *);
+void	agent_worker_input(struct agent *, struct agent_worker *);
+void	agent_signal_workers(struct agent *, const char *job, int rank, int sig);
+void	agent_forward_to_workers(struct agent *, const json_t *msg);
+json_t	*agent_workers_json(const struct agent *);
+
+/* The daemon (agent.c). */
+void	agent_to_backend(struct agent *, json_t *msg);
+bool	agent_backend_attached(struct agent *);
+void	agent_record(struct agent *, const json_t *msg);
+void	agent_log(struct agent *, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+
+/* `hunter agent --node NAME --dir DIR [--foreground] [--idle-exit S]` */
+int	agent_main(int argc, char **argv);
+
+#endif

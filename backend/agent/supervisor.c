@@ -1,0 +1,244 @@
+/*
+ * supervisor.c: the agent's workers.  Each is `hunter worker --fd 3`,
+ * forked into its own process group with one end of a socketpair as fd
+ * 3 and stdout/stderr on DIR/JOB.rankR.log; its first frame is the
+ * launch command itself.  Exits are reaped and reported with their
+ * status or signal.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "backend/agent/agent.h"
+#include "backend/core/net.h"
+
+static struct agent_worker *
+agent_worker_slot(struct agent *a)
+{
+	for (int i = 0; i < a->nworkers; i++) {
+		struct agent_worker *w = &a->workers[i];
+
+		if (w->exited && w->fd < 0) {
+			json_decref(w->last_metrics);
+			proto_reader_free(&w->rd);
+			return w;
+		}
+	}
+	if (a->nworkers == AGENT_MAX_WORKERS)
+		return NULL;
+	return &a->workers[a->nworkers++];
+}
+
+int
+agent_spawn(struct agent *a, const json_t *launch, char *err, size_t errlen)
+{
+	const char	*job = json_string_value(json_object_get(launch, "job"));
+	json_t		*rank = json_object_get(launch, "rank");
+	struct agent_worker *w;
+	char		 log[PATH_MAX];
+	int		 sv[2], fd;
+	pid_t		 pid;
+
+	if (job == NULL || !json_is_integer(rank)) {
+		snprintf(err, errlen, "launch needs job and rank");
+		return -1;
+	}
+	if ((w = agent_worker_slot(a)) == NULL) {
+		snprintf(err, errlen, "node %s already runs %d workers", a->node,
+		    AGENT_MAX_WORKERS);
+		return -1;
+	}
+	memset(w, 0, sizeof *w);
+	w->fd = -1;
+	w->exited = true;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+		snprintf(err, errlen, "socketpair: %s", strerror(errno));
+		return -1;
+	}
+	snprintf(log, sizeof log, "%s/%s.rank%d.log", a->dir, job,
+	    (int)json_integer_value(rank));
+	if ((pid = fork()) < 0) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		setpgid(0, 0);
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		if ((fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600)) >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		dup2(sv[1], 3);		/* dup2 clears FD_CLOEXEC on 3 */
+		execl(a->exe, a->exe, "worker", "--fd", "3", (char *)NULL);
+		fprintf(stderr, "exec %s: %s\n", a->exe, strerror(errno));
+		_exit(127);
+	}
+	setpgid(pid, pid);
+	close(sv[1]);
+	w->pid = pid;
+	w->fd = sv[0];
+	w->exited = false;
+	w->rank = (int)json_integer_value(rank);
+	w->world = (int)json_integer_value(json_object_get(launch, "world"));
+	w->generation = (int)json_integer_value(json_object_get(launch,
+	    "generation"));
+	w->run = json_integer_value(json_object_get(launch, "run"));
+	snprintf(w->job, sizeof w->job, "%s", job);
+	proto_reader_init(&w->rd);
+	if (proto_send(w->fd, launch) != 0) {
+		snprintf(err, errlen, "sending the launch to worker %ld: %s",
+		    (long)pid, strerror(errno));
+		kill(-pid, SIGKILL);
+		return -1;
+	}
+	agent_log(a, "started %s rank %d as pid %ld", job, w->rank, (long)pid);
+	return 0;
+}
+
+static void
+agent_worker_close(struct agent_worker *w)
+{
+	if (w->fd >= 0)
+		close(w->fd);
+	w->fd = -1;
+}
+
+/* Handle what a worker sent: store requests go to the backend (or wait
+ * for one); everything else is tagged with the node, kept if a
+ * re-attaching backend will need it, and relayed. */
+void
+agent_worker_input(struct agent *a, struct agent_worker *w)
+{
+	json_t	*msg;
+	ssize_t	 n;
+	int	 rc;
+
+	n = proto_reader_fill(&w->rd, w->fd);
+	while ((rc = proto_reader_next(&w->rd, &msg)) == 1) {
+		json_object_set_new(msg, "node", json_string(a->node));
+		json_object_set_new(msg, "run", json_integer(w->run));
+		if (proto_is(msg, MSG_STORE)) {
+			json_object_set_new(msg, "job", json_string(w->job));
+			json_object_set_new(msg, "rank", json_integer(w->rank));
+			if (agent_backend_attached(a))
+				agent_to_backend(a, msg);
+			else
+				json_array_append_new(a->pending, msg);
+			continue;
+		}
+		if (proto_is(msg, MSG_METRICS)) {
+			json_decref(w->last_metrics);
+			w->last_metrics = json_deep_copy(msg);
+		}
+		agent_record(a, msg);
+		agent_to_backend(a, msg);
+	}
+	if (rc < 0) {
+		agent_log(a, "bad frame from %s rank %d: %s", w->job, w->rank,
+		    w->rd.err);
+		agent_worker_close(w);
+	} else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+		agent_worker_close(w);
+}
+
+static void
+agent_report_exit(struct agent *a, struct agent_worker *w, int status)
+{
+	json_t	*msg = json_pack("{s:s, s:s, s:i, s:I, s:s, s:I}", "t", MSG_EXIT,
+	    "job", w->job, "rank", w->rank, "pid", (json_int_t)w->pid,
+	    "node", a->node, "run", w->run);
+
+	if (WIFSIGNALED(status)) {
+		json_object_set_new(msg, "signal", json_integer(WTERMSIG(status)));
+		agent_log(a, "%s rank %d (pid %ld) killed by signal %d", w->job,
+		    w->rank, (long)w->pid, WTERMSIG(status));
+	} else {
+		json_object_set_new(msg, "code", json_integer(WEXITSTATUS(status)));
+		agent_log(a, "%s rank %d (pid %ld) exited with status %d", w->job,
+		    w->rank, (long)w->pid, WEXITSTATUS(status));
+	}
+	agent_record(a, msg);
+	agent_to_backend(a, msg);
+}
+
+void
+agent_reap(struct agent *a)
+{
+	pid_t	 pid;
+	int	 status;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		for (int i = 0; i < a->nworkers; i++) {
+			struct agent_worker *w = &a->workers[i];
+
+			if (w->pid != pid || w->exited)
+				continue;
+			/* Drain what it wrote before it died. */
+			if (w->fd >= 0) {
+				net_set_nonblock(w->fd, 1);
+				agent_worker_input(a, w);
+			}
+			agent_worker_close(w);
+			w->exited = true;
+			agent_report_exit(a, w, status);
+		}
+	}
+}
+
+void
+agent_signal_workers(struct agent *a, const char *job, int rank, int sig)
+{
+	for (int i = 0; i < a->nworkers; i++) {
+		struct agent_worker *w = &a->workers[i];
+
+		if (w->exited || (job != NULL && strcmp(job, w->job) != 0) ||
+		    (rank >= 0 && rank != w->rank))
+			continue;
+		kill(-w->pid, sig);
+	}
+}
+
+/* Commands and store answers: to the workers of msg's job (and rank). */
+void
+agent_forward_to_workers(struct agent *a, const json_t *msg)
+{
+	const char	*job = json_string_value(json_object_get(msg, "job"));
+	json_t		*r = json_object_get(msg, "rank");
+
+	for (int i = 0; i < a->nworkers; i++) {
+		struct agent_worker *w = &a->workers[i];
+
+		if (w->fd < 0 || (job != NULL && strcmp(job, w->job) != 0) ||
+		    (json_is_integer(r) && json_integer_value(r) != w->rank))
+			continue;
+		if (proto_send(w->fd, msg) != 0)
+			agent_log(a, "cannot reach %s rank %d: %s", w->job,
+			    w->rank, strerror(errno));
+	}
+}
+
+json_t *
+agent_workers_json(const struct agent *a)
+{
+	json_t	*arr = json_array();
+
+	for (int i = 0; i < a->nworkers; i++) {
+		const struct agent_worker *w = &a->workers[i];
+
+		json_array_append_new(arr, json_pack("{s:s, s:i, s:i, s:i, s:I, "
+		    "s:b, s:I}", "job", w->job, "rank", w->rank, "world", w->world,
+		    "generation", w->generation, "pid", (json_int_t)w->pid,
+		    "running", !w->exited, "run", w->run));
+	}
+	return arr;
+}

@@ -1,0 +1,381 @@
+/*
+ * comm-gloo.cc: the C API of comm.h over Gloo's TCP transport, the only
+ * C++ in hunter.  The caller's C store is wrapped in a
+ * gloo::rendezvous::Store, and that in a PrefixStore named after the
+ * generation ("g3/..."), so a re-formed group never reads the addresses
+ * of the group before it.  Every Gloo exception is caught here and comes
+ * back as -1 with its text in err; nothing is thrown across the C
+ * boundary.  After a failure the transport is in an unknown state (Gloo's
+ * docs say so for IoException), so the group refuses further work and
+ * the caller destroys it and forms a new generation.
+ *
+ * A group of one never touches Gloo: its collectives are copies or
+ * nothing.
+ */
+#include "config.h"
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <chrono>
+#include <exception>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gloo/allgatherv.h>
+#include <gloo/allreduce.h>
+#include <gloo/barrier.h>
+#include <gloo/broadcast.h>
+#include <gloo/common/error.h>
+#include <gloo/math.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/prefix_store.h>
+#include <gloo/rendezvous/store.h>
+#include <gloo/transport/tcp/device.h>
+
+#include "backend/comm/comm.h"
+
+namespace {
+
+using ms = std::chrono::milliseconds;
+
+/* gloo::rendezvous::Store over the caller's struct comm_store. */
+class comm_store_adapter : public gloo::rendezvous::Store {
+public:
+	comm_store_adapter(const struct comm_store &cs, int timeout_ms)
+	    : cs_(cs), timeout_ms_(timeout_ms) {}
+
+	void set(const std::string &key, const std::vector<char> &data)
+	    override {
+		if (cs_.set(cs_.ctx, key.c_str(), data.data(), data.size())
+		    != 0)
+			throw gloo::IoException("store: set of '" + key +
+			    "' failed");
+	}
+
+	std::vector<char> get(const std::string &key) override {
+		auto it = fetched_.find(key);
+		if (it != fetched_.end()) {
+			std::vector<char> v = std::move(it->second);
+			fetched_.erase(it);
+			return v;
+		}
+		return fetch(key, timeout_ms_);
+	}
+
+	void wait(const std::vector<std::string> &keys) override {
+		wait(keys, ms(timeout_ms_));
+	}
+
+	/*
+	 * The C store has no "exists", so waiting is a get whose value is
+	 * kept for the get that Gloo makes next.
+	 */
+	void wait(const std::vector<std::string> &keys, const ms &timeout)
+	    override {
+		auto limit = timeout.count() > 0 ? timeout : ms(timeout_ms_);
+		auto deadline = std::chrono::steady_clock::now() + limit;
+
+		for (const auto &key : keys) {
+			if (fetched_.count(key) != 0)
+				continue;
+			auto left = std::chrono::duration_cast<ms>(deadline -
+			    std::chrono::steady_clock::now()).count();
+			if (left < 1)
+				left = 1;
+			fetched_[key] = fetch(key, (int)left);
+		}
+	}
+
+private:
+	std::vector<char> fetch(const std::string &key, int timeout_ms) {
+		void	*val = nullptr;
+		size_t	 len = 0;
+
+		if (cs_.get(cs_.ctx, key.c_str(), &val, &len, timeout_ms) != 0)
+			throw gloo::IoException("store: key '" + key +
+			    "' not set within " + std::to_string(timeout_ms) +
+			    " ms");
+		std::vector<char> v((char *)val, (char *)val + len);
+		free(val);
+		return v;
+	}
+
+	struct comm_store			cs_;
+	int					timeout_ms_;
+	std::map<std::string, std::vector<char>> fetched_;
+};
+
+} // namespace
+
+struct comm {
+	int					 rank, world, generation;
+	int					 timeout_ms;
+	uint32_t				 tag;
+	std::string				 failed;
+	std::unique_ptr<comm_store_adapter>	 store;
+	std::unique_ptr<gloo::rendezvous::PrefixStore> prefix;
+	std::shared_ptr<gloo::transport::Device> dev;
+	std::shared_ptr<gloo::rendezvous::Context> ctx;
+};
+
+static void __attribute__((format(printf, 3, 4)))
+comm_errf(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list	ap;
+
+	if (err == nullptr || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Gloo writes to its sockets with writev(2), which raises SIGPIPE when a
+ * peer has died; a worker must get "Connection closed by peer" instead of
+ * dying with it.  A handler the program installed itself is left alone.
+ */
+static void
+comm_ignore_sigpipe(void)
+{
+	struct sigaction	sa;
+
+	if (sigaction(SIGPIPE, nullptr, &sa) == 0 && sa.sa_handler == SIG_DFL) {
+		sa.sa_handler = SIG_IGN;
+		sa.sa_flags = 0;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGPIPE, &sa, nullptr);
+	}
+}
+
+static bool
+comm_check_config(const struct comm_config *cf, const struct comm_store *cs,
+    char *err, size_t errlen)
+{
+	if (cf->backend == nullptr || strcmp(cf->backend, "gloo") != 0) {
+		comm_errf(err, errlen, "comm backend '%s' is not built",
+		    cf->backend != nullptr ? cf->backend : "(none)");
+		return false;
+	}
+	if (cf->world < 1 || cf->rank < 0 || cf->rank >= cf->world) {
+		comm_errf(err, errlen, "comm: rank %d is not in a world of %d",
+		    cf->rank, cf->world);
+		return false;
+	}
+	if (cf->timeout_ms <= 0) {
+		comm_errf(err, errlen, "comm: timeout of %d ms is not positive",
+		    cf->timeout_ms);
+		return false;
+	}
+	if (cf->world > 1 && (cf->bind_addr == nullptr ||
+	    *cf->bind_addr == '\0')) {
+		comm_errf(err, errlen, "comm: rank %d has no address to bind",
+		    cf->rank);
+		return false;
+	}
+	if (cf->world > 1 && (cs == nullptr || cs->set == nullptr ||
+	    cs->get == nullptr)) {
+		comm_errf(err, errlen, "comm: rank %d has no store", cf->rank);
+		return false;
+	}
+	return true;
+}
+
+struct comm *
+comm_init(const struct comm_config *cf, const struct comm_store *cs,
+    char *err, size_t errlen)
+{
+	if (!comm_check_config(cf, cs, err, errlen))
+		return nullptr;
+
+	std::unique_ptr<struct comm> c(new (std::nothrow) struct comm());
+	if (!c) {
+		comm_errf(err, errlen, "comm: out of memory");
+		return nullptr;
+	}
+	c->rank = cf->rank;
+	c->world = cf->world;
+	c->generation = cf->generation;
+	c->timeout_ms = cf->timeout_ms;
+	if (c->world == 1)
+		return c.release();
+
+	comm_ignore_sigpipe();
+	try {
+		gloo::transport::tcp::attr	attr;
+
+		attr.hostname = cf->bind_addr;
+		c->store.reset(new comm_store_adapter(*cs, c->timeout_ms));
+		c->prefix.reset(new gloo::rendezvous::PrefixStore(
+		    "g" + std::to_string(c->generation), *c->store));
+		c->dev = gloo::transport::tcp::CreateDevice(attr);
+		c->ctx = std::make_shared<gloo::rendezvous::Context>(c->rank,
+		    c->world);
+		c->ctx->setTimeout(ms(c->timeout_ms));
+		c->ctx->connectFullMesh(*c->prefix, c->dev);
+	} catch (const std::exception &e) {
+		comm_errf(err, errlen, "rendezvous of rank %d of %d "
+		    "(generation %d, %s): %s", cf->rank, cf->world,
+		    cf->generation, cf->bind_addr, e.what());
+		comm_destroy(c.release());
+		return nullptr;
+	} catch (...) {
+		comm_errf(err, errlen, "rendezvous of rank %d of %d "
+		    "(generation %d, %s): unknown exception", cf->rank,
+		    cf->world, cf->generation, cf->bind_addr);
+		comm_destroy(c.release());
+		return nullptr;
+	}
+	return c.release();
+}
+
+/*
+ * Run one collective: refuse if the group failed before, otherwise catch
+ * whatever Gloo throws, keep it as the group's failure and report it
+ * after what (e.g. "allreduce of 4194304 floats").
+ */
+template <typename F>
+static int
+comm_run(struct comm *c, const std::string &what, char *err, size_t errlen,
+    F fn)
+{
+	if (!c->failed.empty()) {
+		comm_errf(err, errlen, "%s: group failed earlier (%s)",
+		    what.c_str(), c->failed.c_str());
+		return -1;
+	}
+	try {
+		fn(c->tag++);
+		return 0;
+	} catch (const std::exception &e) {
+		c->failed = e.what();
+	} catch (...) {
+		c->failed = "unknown exception";
+	}
+	comm_errf(err, errlen, "%s: %s", what.c_str(), c->failed.c_str());
+	return -1;
+}
+
+int
+comm_allreduce_f32(struct comm *c, float *buf, size_t n, char *err,
+    size_t errlen)
+{
+	if (c->world == 1 || n == 0)
+		return 0;
+	return comm_run(c, "allreduce of " + std::to_string(n) + " floats",
+	    err, errlen, [&](uint32_t tag) {
+		gloo::AllreduceOptions	opts(c->ctx);
+		void (*fn)(void *, const void *, const void *, size_t) =
+		    &gloo::sum<float>;
+
+		opts.setOutput(buf, n);
+		opts.setReduceFunction(fn);
+		opts.setTag(tag);
+		opts.setTimeout(ms(c->timeout_ms));
+		gloo::allreduce(opts);
+	});
+}
+
+int
+comm_allgatherv(struct comm *c, const void *in, void *out,
+    const size_t *lens, char *err, size_t errlen)
+{
+	size_t	total = 0, off = 0;
+
+	for (int i = 0; i < c->world; i++) {
+		if (i < c->rank)
+			off += lens[i];
+		total += lens[i];
+	}
+	if (c->world == 1) {
+		if (lens[0] != 0 && in != out)
+			memmove(out, in, lens[0]);
+		return 0;
+	}
+	if (total == 0)
+		return 0;
+	return comm_run(c, "allgatherv of " + std::to_string(total) +
+	    " bytes", err, errlen, [&](uint32_t tag) {
+		gloo::AllgathervOptions	opts(c->ctx);
+		std::vector<size_t>	elements(lens, lens + c->world);
+		uint8_t			*o = (uint8_t *)out;
+
+		/* Without an input Gloo gathers in place from out. */
+		if (lens[c->rank] != 0 && in != o + off)
+			opts.setInput((uint8_t *)in, lens[c->rank]);
+		opts.setOutput(o, elements);
+		opts.setTag(tag);
+		opts.setTimeout(ms(c->timeout_ms));
+		gloo::allgatherv(opts);
+	});
+}
+
+int
+comm_broadcast(struct comm *c, void *buf, size_t len, int root, char *err,
+    size_t errlen)
+{
+	if (root < 0 || root >= c->world) {
+		comm_errf(err, errlen, "broadcast from rank %d: not in a world "
+		    "of %d", root, c->world);
+		return -1;
+	}
+	if (c->world == 1 || len == 0)
+		return 0;
+	return comm_run(c, "broadcast of " + std::to_string(len) +
+	    " bytes from rank " + std::to_string(root), err, errlen,
+	    [&](uint32_t tag) {
+		gloo::BroadcastOptions	opts(c->ctx);
+
+		opts.setOutput((uint8_t *)buf, len);
+		opts.setRoot(root);
+		opts.setTag(tag);
+		opts.setTimeout(ms(c->timeout_ms));
+		gloo::broadcast(opts);
+	});
+}
+
+int
+comm_barrier(struct comm *c, char *err, size_t errlen)
+{
+	if (c->world == 1)
+		return 0;
+	return comm_run(c, "barrier", err, errlen, [&](uint32_t tag) {
+		gloo::BarrierOptions	opts(c->ctx);
+
+		opts.setTag(tag);
+		opts.setTimeout(ms(c->timeout_ms));
+		gloo::barrier(opts);
+	});
+}
+
+/*
+ * The context goes first: its pairs hold the device, whose loop thread
+ * stops when the last of them lets go.
+ */
+void
+comm_destroy(struct comm *c)
+{
+	if (c == nullptr)
+		return;
+	c->ctx.reset();
+	c->dev.reset();
+	delete c;
+}
+
+int
+comm_rank(const struct comm *c)
+{
+	return c->rank;
+}
+
+int
+comm_world(const struct comm *c)
+{
+	return c->world;
+}

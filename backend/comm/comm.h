@@ -1,0 +1,73 @@
+/*
+ * comm.h: collectives behind one C API, over Gloo (CPU; a thin C++ shim)
+ * and, where built, NCCL (GPU).  Every call has a timeout and returns an
+ * error as a value: a dead or silent peer gives -1 with a message within
+ * the timeout, never a hang and never an exception across the C boundary.
+ *
+ * Rendezvous goes through a key-value store that the caller supplies
+ * (the backend's store, reached through the agent).  Keys are scoped by
+ * the group's generation, so a re-formed group never sees stale keys.
+ */
+#ifndef HUNTER_COMM_H
+#define HUNTER_COMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct comm_store {
+	void	*ctx;
+	/* Store value under key.  0 or -1. */
+	int	(*set)(void *ctx, const char *key, const void *val, size_t len);
+	/* Block until key exists (or timeout_ms passes); *val is malloc'd.
+	 * 0, or -1 on timeout or error. */
+	int	(*get)(void *ctx, const char *key, void **val, size_t *len,
+		    int timeout_ms);
+};
+
+struct comm_config {
+	const char	*backend;	/* "gloo" (or "nccl" where built) */
+	int		 rank, world;
+	int		 generation;
+	const char	*bind_addr;	/* this node's address, e.g. 127.0.0.1 */
+	int		 timeout_ms;	/* for rendezvous and every collective */
+	int		 device;	/* CUDA device for nccl */
+};
+
+struct comm;
+
+/* Form the group (generation cf->generation) or give NULL with the reason
+ * in err.  If SIGPIPE is at its default, it is ignored from then on: Gloo
+ * writes with writev(2), and a dead peer must be an error, not a signal. */
+struct comm *comm_init(const struct comm_config *, const struct comm_store *,
+	    char *err, size_t errlen);
+/* Sum n floats across ranks, in place. */
+int	comm_allreduce_f32(struct comm *, float *buf, size_t n, char *err,
+	    size_t errlen);
+/* Gather each rank's bytes: in has lens[rank] bytes; out receives every
+ * rank's in rank order (sum of lens bytes). */
+int	comm_allgatherv(struct comm *, const void *in, void *out,
+	    const size_t *lens, char *err, size_t errlen);
+/* Copy root's buf (len bytes) to every rank. */
+int	comm_broadcast(struct comm *, void *buf, size_t len, int root,
+	    char *err, size_t errlen);
+int	comm_barrier(struct comm *, char *err, size_t errlen);
+void	comm_destroy(struct comm *);
+
+int	comm_rank(const struct comm *);
+int	comm_world(const struct comm *);
+
+/* benchmark */
+/* `hunter bench comm`: allreduce GB/s of 2 forked ranks over loopback
+ * against memcpy, on stdout.  0, or 1 with the reason on stderr.  It
+ * forks, so call it before starting threads. */
+int	comm_bench(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

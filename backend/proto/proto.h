@@ -1,0 +1,91 @@
+/*
+ * proto.h: frames (DESIGN.md section 3).  A frame is a big-endian u32
+ * length, at most PROTO_MAX_FRAME, followed by that many bytes holding one
+ * JSON object with a string field "t", its type.  The same frames run on
+ * every link: backend <-> agent (unix socket or SSH channel), agent <->
+ * worker (socketpair), hunter ctl <-> console.sock.
+ *
+ * The decoder trusts nothing: a length over the limit is refused before
+ * anything is allocated, and bad JSON or a missing or non-string "t"
+ * closes the link with a message.
+ */
+#ifndef HUNTER_PROTO_H
+#define HUNTER_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#define PROTO_VERSION	1
+#define PROTO_MAX_FRAME	(1u << 20)
+/* The most a reader ever buffers: one largest frame and its header. */
+#define PROTO_READER_LIMIT	(4 + (size_t)PROTO_MAX_FRAME)
+
+/* Message types ("t"). */
+#define MSG_HELLO	"hello"		/* proto, versions, role, node */
+#define MSG_METRICS	"metrics"	/* node or rank metrics */
+#define MSG_LOG		"log"		/* rank, line */
+#define MSG_EVENT	"event"		/* job, kind, rank, node, reason */
+#define MSG_EPOCH	"epoch"		/* DESIGN.md section 3 */
+#define MSG_SUMMARY	"summary"	/* DESIGN.md section 3 */
+#define MSG_STORE	"store"		/* op: set|get|wait|value|error */
+#define MSG_CMD		"cmd"		/* cmd: launch|stop|pause|... */
+#define MSG_EXIT	"exit"		/* rank, pid, status or signal */
+#define MSG_ERROR	"error"		/* reason */
+
+/* An incremental decoder: feed it whatever read() returned, then take
+ * complete frames out.  It never holds more than PROTO_READER_LIMIT bytes.
+ * A zeroed struct is a valid empty reader. */
+struct proto_reader {
+	uint8_t	*buf;
+	size_t	 len, cap;
+	char	 err[256];	/* set when the link must close */
+	size_t	 off;		/* start of the bytes not yet taken */
+	json_t	*pending;	/* frames decoded early to make room */
+};
+
+void	proto_reader_init(struct proto_reader *);
+void	proto_reader_free(struct proto_reader *);
+/* Append bytes.  Returns 0, or -1 (with r->err) when the stream is
+ * already known to be bad (an oversized length). */
+int	proto_reader_feed(struct proto_reader *, const void *, size_t);
+/*
+ * Take the next complete frame.  Returns 1 with *msg set (caller
+ * json_decref's it), 0 when more bytes are needed, -1 (with r->err) on a
+ * malformed frame: the link must then be closed.
+ */
+int	proto_reader_next(struct proto_reader *, json_t **msg);
+/* Read from fd into the reader.  Returns bytes read, 0 at EOF, -1 on an
+ * error (errno, and r->err set).  Bad bytes read are reported by proto_reader_next, after the good frames
+ * before them; EAGAIN leaves r->err empty; EOF inside a frame sets r->err
+ * ("link closed 12 bytes into a 300-byte frame") and still returns 0. */
+ssize_t	proto_reader_fill(struct proto_reader *, int fd);
+
+/* Encode msg into a newly allocated frame; NULL (with err, which may be
+ * NULL) when the JSON is over PROTO_MAX_FRAME, or when the peer would
+ * refuse it: not an object, no string "t", a NUL inside a string. */
+uint8_t	*proto_encode(const json_t *msg, size_t *len, char *err, size_t errlen);
+/* Encode and write the whole frame to a blocking fd.  0 or -1 (errno;
+ * EINVAL when proto_encode refuses msg).  Never raises SIGPIPE. */
+int	proto_send(int fd, const json_t *msg);
+/* The same, taking ownership of msg (json_decref'd). */
+int	proto_send_new(int fd, json_t *msg);
+
+/* The type of a decoded message ("" never happens: the decoder rejects
+ * messages without one). */
+const char *proto_type(const json_t *msg);
+int	proto_is(const json_t *msg, const char *type);
+
+/* A hello message for this process: protocol version and the versions of
+ * DESIGN.md section 3, plus role ("backend", "agent", "worker", "ctl")
+ * and node name (may be NULL). */
+json_t	*proto_hello(const char *role, const char *node);
+
+/* Base64 for store values (Gloo's rendezvous blobs are binary). */
+char	*proto_b64_encode(const void *, size_t);
+/* Returns a malloc'd buffer and its length, or NULL on bad input. */
+void	*proto_b64_decode(const char *, size_t *len);
+
+#endif

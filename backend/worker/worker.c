@@ -1,0 +1,455 @@
+/*
+ * worker.c: `hunter worker --fd N`, one training rank, started by an
+ * agent.  Its first frame on fd N is the launch command: the job's YAML
+ * text, its rank and world, the group generation, the address to bind
+ * Gloo to and where checkpoints go.  It then trains, streaming metrics
+ * (at most once a second), epoch lines, events and a summary back.
+ *
+ * A reader thread owns the incoming side of the link: store answers go to
+ * a mailbox that the rendezvous waits on, commands set flags the train
+ * loop reads at step boundaries.  Writes from either thread go through
+ * one mutex.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cblas.h>
+
+#include "backend/comm/comm.h"
+#include "backend/core/xmalloc.h"
+#include "backend/proto/proto.h"
+#include "backend/spec/spec.h"
+#include "backend/worker/train.h"
+#include "backend/worker/worker.h"
+
+struct worker {
+	int		 fd;
+	pthread_mutex_t	 send_lock;
+	pthread_mutex_t	 box_lock;
+	pthread_cond_t	 box_cond;
+	json_t		*box;		/* store answers, by "req" */
+	bool		 link_down;
+	long		 next_req;
+	atomic_int	 stop;
+
+	struct job_spec	 job;
+	char		 node[64];
+	int		 rank, world, generation;
+	int		 trace_steps;
+	struct comm	*comm;
+	double		 last_metrics;
+};
+
+static struct worker *worker_self;
+
+static double
+now_s(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void
+worker_send(struct worker *w, json_t *msg)
+{
+	pthread_mutex_lock(&w->send_lock);
+	if (proto_send(w->fd, msg) != 0 && !w->link_down)
+		fprintf(stderr, "worker: link to agent: %s\n", strerror(errno));
+	pthread_mutex_unlock(&w->send_lock);
+	json_decref(msg);
+}
+
+static void *
+worker_reader(void *arg)
+{
+	struct worker		*w = arg;
+	struct proto_reader	 rd;
+	json_t			*msg;
+	ssize_t			 n;
+	int			 rc;
+
+	proto_reader_init(&rd);
+	for (;;) {
+		n = proto_reader_fill(&rd, w->fd);
+		while ((rc = proto_reader_next(&rd, &msg)) == 1) {
+			const char *cmd = json_string_value(json_object_get(msg, "cmd"));
+
+			if (proto_is(msg, MSG_STORE)) {
+				char key[32];
+
+				snprintf(key, sizeof key, "%lld", (long long)
+				    json_integer_value(json_object_get(msg, "req")));
+				pthread_mutex_lock(&w->box_lock);
+				json_object_set(w->box, key, msg);
+				pthread_cond_broadcast(&w->box_cond);
+				pthread_mutex_unlock(&w->box_lock);
+			} else if (proto_is(msg, MSG_CMD) && cmd != NULL &&
+			    strcmp(cmd, "stop") == 0)
+				atomic_store(&w->stop, 1);
+			json_decref(msg);
+		}
+		if (rc < 0 || n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+			break;
+	}
+	/* The agent is gone: nobody will read what we train.  Stop at the
+	 * next step boundary with a checkpoint rather than run blind. */
+	fprintf(stderr, "worker: link to agent closed (%s)\n",
+	    rc < 0 ? rd.err : "EOF");
+	pthread_mutex_lock(&w->box_lock);
+	w->link_down = true;
+	pthread_cond_broadcast(&w->box_cond);
+	pthread_mutex_unlock(&w->box_lock);
+	atomic_store(&w->stop, 1);
+	proto_reader_free(&rd);
+	return NULL;
+}
+
+static int
+worker_store_set(void *ctx, const char *key, const void *val, size_t len)
+{
+	struct worker	*w = ctx;
+	char		*b64 = proto_b64_encode(val, len);
+	char		 full[512];
+
+	/* Keys are scoped by job here; comm scopes them by generation. */
+	snprintf(full, sizeof full, "%s/%s", w->job.name, key);
+	worker_send(w, json_pack("{s:s, s:s, s:s, s:s}", "t", MSG_STORE,
+	    "op", "set", "key", full, "value", b64));
+	free(b64);
+	return w->link_down ? -1 : 0;
+}
+
+static int
+worker_store_get(void *ctx, const char *key, void **val, size_t *len,
+    int timeout_ms)
+{
+	struct worker	*w = ctx;
+	struct timespec	 deadline;
+	json_t		*ans = NULL;
+	char		 id[32], full[512];
+	long		 req;
+	int		 rc = 0;
+
+	snprintf(full, sizeof full, "%s/%s", w->job.name, key);
+
+	pthread_mutex_lock(&w->box_lock);
+	req = ++w->next_req;
+	pthread_mutex_unlock(&w->box_lock);
+	snprintf(id, sizeof id, "%ld", req);
+	worker_send(w, json_pack("{s:s, s:s, s:s, s:I, s:i}", "t", MSG_STORE,
+	    "op", "get", "key", full, "req", (json_int_t)req,
+	    "timeout_ms", timeout_ms));
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += timeout_ms / 1000 + 1;
+	pthread_mutex_lock(&w->box_lock);
+	while ((ans = json_object_get(w->box, id)) == NULL && !w->link_down &&
+	    rc == 0)
+		rc = pthread_cond_timedwait(&w->box_cond, &w->box_lock, &deadline);
+	if (ans != NULL) {
+		json_incref(ans);
+		json_object_del(w->box, id);
+	}
+	pthread_mutex_unlock(&w->box_lock);
+	if (ans == NULL)
+		return -1;
+	rc = -1;
+	if (strcmp(json_string_value(json_object_get(ans, "op")), "value") == 0 &&
+	    (*val = proto_b64_decode(json_string_value(json_object_get(ans,
+	    "value")), len)) != NULL)
+		rc = 0;
+	else
+		fprintf(stderr, "worker: store get %s: %s\n", key,
+		    json_string_value(json_object_get(ans, "reason")));
+	json_decref(ans);
+	return rc;
+}
+
+static int
+worker_allreduce(void *ctx, float *buf, size_t n, char *err, size_t errlen)
+{
+	return comm_allreduce_f32(((struct worker *)ctx)->comm, buf, n, err,
+	    errlen);
+}
+
+static int
+worker_broadcast(void *ctx, void *buf, size_t len, char *err, size_t errlen)
+{
+	return comm_broadcast(((struct worker *)ctx)->comm, buf, len, 0, err,
+	    errlen);
+}
+
+static int
+worker_sum_u64(void *ctx, uint64_t *v, int n, char *err, size_t errlen)
+{
+	struct worker	*w = ctx;
+	size_t		*lens = xcalloc((size_t)w->world, sizeof *lens);
+	uint64_t	*all = xcalloc((size_t)w->world * n, sizeof *all);
+	int		 rc;
+
+	for (int r = 0; r < w->world; r++)
+		lens[r] = (size_t)n * sizeof *v;
+	rc = comm_allgatherv(w->comm, v, all, lens, err, errlen);
+	if (rc == 0) {
+		for (int i = 0; i < n; i++) {
+			v[i] = 0;
+			for (int r = 0; r < w->world; r++)
+				v[i] += all[r * n + i];
+		}
+	}
+	free(lens);
+	free(all);
+	return rc;
+}
+
+static long
+worker_rss(void)
+{
+	FILE	*f = fopen("/proc/self/statm", "r");
+	long	 pages = 0, rss = 0;
+
+	if (f != NULL) {
+		if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
+			rss = 0;
+		fclose(f);
+	}
+	return rss * sysconf(_SC_PAGESIZE);
+}
+
+static void
+worker_on_step(void *ctx, const struct step_report *r)
+{
+	struct worker	*w = ctx;
+	double		 now = now_s();
+
+	if (r->step <= w->trace_steps && w->rank == 0)
+		worker_send(w, json_pack("{s:s, s:s, s:I, s:f}", "t", "step",
+		    "job", w->job.name, "step", (json_int_t)r->step,
+		    "loss", r->loss));
+	if (now - w->last_metrics < 1.0)
+		return;
+	w->last_metrics = now;
+	worker_send(w, json_pack("{s:s, s:s, s:s, s:i, s:I, s:i, s:f, s:f, "
+	    "s:f, s:f, s:f, s:f, s:f, s:I, s:i, s:i, s:I, s:f, s:I}",
+	    "t", MSG_METRICS, "scope", "rank", "job", w->job.name,
+	    "rank", w->rank, "step", (json_int_t)r->step, "epoch", r->epoch,
+	    "loss", r->loss, "lr", r->lr, "samples_per_s",
+	    r->step_ms > 0 ? 1000.0 * w->job.train.batch.global / r->step_ms : 0,
+	    "step_ms", r->step_ms, "compute_ms", r->compute_ms,
+	    "comm_ms", r->comm_ms, "data_wait_ms", r->data_wait_ms,
+	    "bytes_sent", (json_int_t)r->bytes_sent, "micro_batch",
+	    r->micro_batch, "accum", r->accum, "rss", (json_int_t)worker_rss(),
+	    "heartbeat", (double)time(NULL), "pid", (json_int_t)getpid()));
+}
+
+static void
+worker_on_epoch(void *ctx, const struct epoch_report *r)
+{
+	struct worker	*w = ctx;
+
+	worker_send(w, json_pack("{s:s, s:s, s:i, s:i, s:I, s:f, s:f, s:f, "
+	    "s:f, s:f, s:f}", "t", MSG_EPOCH, "job", r->job, "epoch", r->epoch,
+	    "epochs", r->epochs, "step", (json_int_t)r->step, "loss", r->loss,
+	    "test_acc", r->test_acc, "test_loss", r->test_loss,
+	    "samples_per_s", r->samples_per_s, "data_wait_pct",
+	    r->data_wait_pct, "lr", r->lr));
+}
+
+static void
+worker_on_event(void *ctx, const char *kind, const char *reason)
+{
+	struct worker	*w = ctx;
+
+	worker_send(w, json_pack("{s:s, s:s, s:s, s:i, s:s, s:s}", "t",
+	    MSG_EVENT, "job", w->job.name, "kind", kind, "rank", w->rank,
+	    "node", w->node, "reason", reason));
+}
+
+static int
+worker_should_stop(void *ctx)
+{
+	return atomic_load(&((struct worker *)ctx)->stop);
+}
+
+static void
+worker_on_sigterm(int sig)
+{
+	(void)sig;
+	if (worker_self != NULL)
+		atomic_store(&worker_self->stop, 1);
+}
+
+/* Read the launch frame: the first thing the agent sends. */
+static json_t *
+worker_read_launch(int fd, char *err, size_t errlen)
+{
+	struct proto_reader	 rd;
+	json_t			*msg = NULL;
+	ssize_t			 n;
+	int			 rc;
+
+	proto_reader_init(&rd);
+	while ((rc = proto_reader_next(&rd, &msg)) == 0) {
+		if ((n = proto_reader_fill(&rd, fd)) <= 0) {
+			snprintf(err, errlen, "no launch frame: %s", n == 0 ?
+			    "link closed" : strerror(errno));
+			break;
+		}
+	}
+	if (rc < 0)
+		snprintf(err, errlen, "bad launch frame: %s", rd.err);
+	proto_reader_free(&rd);
+	if (msg != NULL && !proto_is(msg, MSG_CMD)) {
+		snprintf(err, errlen, "first frame is '%s', not a launch",
+		    proto_type(msg));
+		json_decref(msg);
+		msg = NULL;
+	}
+	return msg;
+}
+
+static int
+worker_int(const json_t *o, const char *key, int def)
+{
+	json_t	*v = json_object_get(o, key);
+
+	return json_is_integer(v) ? (int)json_integer_value(v) : def;
+}
+
+static const char *
+worker_str(const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s != NULL ? s : "";
+}
+
+static void
+worker_summary(struct worker *w, const struct train_summary *s)
+{
+	worker_send(w, json_pack("{s:s, s:s, s:s, s:i, s:I, s:f, s:f, s:I, "
+	    "s:I, s:f, s:i, s:i, s:f, s:s, s:i}", "t", MSG_SUMMARY,
+	    "job", w->job.name, "state", s->state, "epochs", s->epochs,
+	    "steps", (json_int_t)s->steps, "test_acc", s->test_acc,
+	    "samples_per_s", s->samples_per_s,
+	    "bytes_sent", (json_int_t)s->bytes_sent,
+	    "bytes_dense", (json_int_t)s->bytes_dense, "wall_s", s->wall_s,
+	    "micro_batch", s->micro_batch, "accum", s->accum,
+	    "data_wait_pct", s->data_wait_pct, "checkpoint", s->checkpoint,
+	    "world", w->world));
+}
+
+int
+worker_main(int argc, char **argv)
+{
+	struct worker		 w = { .fd = -1 };
+	struct spec_errors	 errs = { 0 };
+	struct train_config	 cfg = { 0 };
+	struct train_hooks	 hooks = { .ctx = &w, .on_epoch = worker_on_epoch,
+	    .on_event = worker_on_event, .should_stop = worker_should_stop,
+	    .on_step = worker_on_step };
+	struct train_summary	 sum;
+	struct sigaction	 sa = { .sa_handler = worker_on_sigterm };
+	struct comm_config	 cc = { .backend = "gloo" };
+	struct comm_store	 cs = { .ctx = &w, .set = worker_store_set,
+	    .get = worker_store_get };
+	pthread_t		 reader;
+	json_t			*launch;
+	const char		*yaml;
+	char			 err[1024], ckdir[4096];
+	int			 rc = 1;
+
+	if (argc != 3 || strcmp(argv[1], "--fd") != 0) {
+		fprintf(stderr, "usage: hunter worker --fd N (started by "
+		    "hunter agent)\n");
+		return 2;
+	}
+	w.fd = atoi(argv[2]);
+	if ((launch = worker_read_launch(w.fd, err, sizeof err)) == NULL) {
+		fprintf(stderr, "hunter worker: %s\n", err);
+		return 1;
+	}
+	pthread_mutex_init(&w.send_lock, NULL);
+	pthread_mutex_init(&w.box_lock, NULL);
+	pthread_cond_init(&w.box_cond, NULL);
+	w.box = json_object();
+	w.rank = worker_int(launch, "rank", 0);
+	w.world = worker_int(launch, "world", 1);
+	w.generation = worker_int(launch, "generation", 0);
+	w.trace_steps = worker_int(launch, "trace_steps", 0);
+	snprintf(w.node, sizeof w.node, "%s", worker_str(launch, "node"));
+	snprintf(ckdir, sizeof ckdir, "%s", worker_str(launch, "checkpoint_dir"));
+	worker_self = &w;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	/* One BLAS thread per rank: a rank owns one CPU slot. */
+	openblas_set_num_threads(1);
+
+	yaml = worker_str(launch, "spec_yaml");
+	if (spec_parse_job(worker_str(launch, "spec_file"), yaml, strlen(yaml),
+	    &w.job, &errs) != 0) {
+		snprintf(err, sizeof err, "%s:%d:%d: %s", errs.v[0].file,
+		    errs.v[0].line, errs.v[0].col, errs.v[0].msg);
+		spec_errors_free(&errs);
+		snprintf(w.job.name, sizeof w.job.name, "%s", worker_str(launch, "job"));
+		worker_on_event(&w, "failed", err);
+		goto done;
+	}
+	pthread_create(&reader, NULL, worker_reader, &w);
+
+	cfg.job = &w.job;
+	cfg.rank = w.rank;
+	cfg.world = w.world;
+	cfg.checkpoint_dir = ckdir;
+	cfg.resume = json_is_true(json_object_get(launch, "resume"));
+	cfg.stop_after_epochs = worker_int(launch, "stop_after_epochs", 0);
+	cfg.slow_data_ms = worker_int(launch, "slow_data_ms", 0);
+	if (w.world > 1) {
+		cc.rank = w.rank;
+		cc.world = w.world;
+		cc.generation = w.generation;
+		cc.bind_addr = worker_str(launch, "addr");
+		cc.timeout_ms = worker_int(launch, "timeout_ms", 10000);
+		if ((w.comm = comm_init(&cc, &cs, err, sizeof err)) == NULL) {
+			worker_on_event(&w, "failed", err);
+			goto done_thread;
+		}
+		hooks.allreduce = worker_allreduce;
+		hooks.broadcast = worker_broadcast;
+		hooks.sum_u64 = worker_sum_u64;
+	}
+	if (train_run(&cfg, &hooks, &sum, err, sizeof err) != 0) {
+		worker_on_event(&w, "failed", err);
+		if (w.rank == 0)
+			worker_summary(&w, &sum);
+		goto done_comm;
+	}
+	if (w.rank == 0)
+		worker_summary(&w, &sum);
+	worker_send(&w, json_pack("{s:s, s:s, s:s, s:i, s:s, s:s, s:s}", "t",
+	    MSG_EVENT, "job", w.job.name, "kind", "finished", "rank", w.rank,
+	    "node", w.node, "reason", sum.state, "params_crc32",
+	    sum.params_crc32));
+	rc = 0;
+done_comm:
+	comm_destroy(w.comm);
+done_thread:
+	/* Closing our side ends the reader thread. */
+	shutdown(w.fd, SHUT_RDWR);
+	pthread_join(reader, NULL);
+done:
+	close(w.fd);
+	json_decref(launch);
+	json_decref(w.box);
+	return rc;
+}

@@ -1,0 +1,61 @@
+#!/bin/sh
+# Issue 3, check 5: bad frames on a real agent's socket -- truncated,
+# oversized (1 GiB declared), not JSON, not an object, without a type,
+# empty, and of an unknown type.  Each closes that link with a message
+# (the unknown type is ignored with a warning); the agent keeps serving.
+# console.sock and the worker links use the same decoder, which
+# tests/unit/test-proto and the fuzz corpus replay cover.
+. "$SRCDIR/tests/integration/lib.sh"
+dir="$HUNTER_STATE_DIR/nodes/solo"
+"$HUNTER" agent --node solo --dir "$dir" --idle-exit 60
+for i in $(seq 50); do [ -S "$dir/agent.sock" ] && break; sleep 0.1; done
+"$PY" - "$dir/agent.sock" <<'PYEOF' || fail "see above"
+import json, socket, struct, sys, time
+path = sys.argv[1]
+def frame(obj):
+    b = json.dumps(obj).encode()
+    return struct.pack(">I", len(b)) + b
+def conn():
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(path)
+    s.settimeout(3)
+    return s
+def closed(s):
+    try:
+        return s.recv(1 << 16) == b""
+    except socket.timeout:
+        return False
+cases = {
+    "oversized": struct.pack(">I", 1 << 30) + b"{",
+    "not json": struct.pack(">I", 9) + b"not json!",
+    "not an object": frame([1, 2, 3]),
+    "no type": frame({"x": 1}),
+    "zero length": struct.pack(">I", 0),
+}
+for name, data in cases.items():
+    s = conn()
+    s.sendall(data)
+    assert closed(s), "%s: link not closed" % name
+    print("%-14s closed" % name)
+# truncated: half a frame, then hang up; the agent must not wait forever
+s = conn()
+s.sendall(frame({"t": "hello", "role": "backend"})[:7])
+s.close()
+# unknown type: ignored, link stays open and hello still works after it
+s = conn()
+s.sendall(frame({"t": "nonsense"}) + frame({"t": "hello", "role": "backend", "proto": 1}))
+hdr = s.recv(4)
+n = struct.unpack(">I", hdr)[0]
+body = b""
+while len(body) < n:
+    body += s.recv(n - len(body))
+hello = json.loads(body)
+assert hello["t"] == "hello" and hello["node"] == "solo", hello
+print("unknown type ignored; hello answered by %s" % hello["node"])
+PYEOF
+log="$dir/agent.log"
+grep -q "exceeds the 1048576-byte limit" "$log" || { cat "$log"; fail "no message for the oversized frame"; }
+grep -q "not JSON" "$log" || fail "no message for the non-JSON frame"
+grep -q "ignoring a 'nonsense' frame" "$log" || fail "unknown type not logged"
+kill -0 "$(cat "$dir/agent.pid")" || fail "the agent died"
+pass "bad frames close the link; the agent lives"
