@@ -14,6 +14,7 @@
 #include <yaml.h>
 #include <zlib.h>
 
+#include "backend/proto/gloo-version.h"
 #include "build-id.h"
 #include "tui/cmd.h"
 
@@ -32,7 +33,8 @@ print_version(void)
 	printf("hunter %s\n", PACKAGE_VERSION);
 	printf("build: %s (%s)\n", HUNTER_GIT_DESCRIBE, HUNTER_FEATURES);
 #ifdef HAVE_CUDA
-	printf("cuda: yes\n");
+	printf("cuda: toolkit found at build time; no GPU kernels in this "
+	    "release\n");
 #else
 	printf("cuda: no\n");
 #endif
@@ -43,7 +45,7 @@ print_version(void)
 	printf("  %-9s %s\n", "jansson", jansson_version_str());
 	printf("  %-9s %s\n", "zlib", zlibVersion());
 	printf("  %-9s %s\n", "openblas", openblas_get_config());
-	printf("  %-9s %s\n", "gloo", "libgloo (linked; Gloo has no runtime version)");
+	printf("  %-9s %s\n", "gloo", HUNTER_GLOO_VERSION);
 	printf("  %-9s %s\n", "libc", gnu_get_libc_version());
 }
 

@@ -85,7 +85,7 @@ backend_event(struct backend *b, const char *job, const char *kind, int rank,
 	    "job", job ? job : "", "kind", kind, "rank", rank,
 	    "node", node ? node : "", "reason", reason, "source", "backend");
 	if (b->journal != NULL)
-		journal_append(b->journal, json_deep_copy(ev));
+		journal_append(b->journal, ev);
 	backend_emit(b, ev);
 	json_decref(ev);
 }

@@ -45,7 +45,8 @@ write_idx(const char *name, int gz, uint32_t magic, const uint32_t *dims,
 	} else {
 		FILE *f = fopen(path, "wb");
 		fwrite(hdr, 1, 4 + 4 * (size_t)ndim, f);
-		fwrite(data, 1, len, f);
+		if (len)
+			fwrite(data, 1, len, f);
 		fclose(f);
 	}
 }
