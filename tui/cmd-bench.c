@@ -15,6 +15,7 @@
 
 #include <cblas.h>
 
+#include "backend/core/clock.h"
 #include "backend/comm/comm.h"
 #include "backend/core/rng.h"
 #include "backend/core/xmalloc.h"
@@ -23,15 +24,6 @@
 #include "tui/cmd.h"
 
 #define BENCH_SECONDS 3.0
-
-static double
-now_s(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* The GEMMs of one linear-layer train step, as the kernels issue them. */
 static void
@@ -95,13 +87,13 @@ bench_train(void)
 	for (int i = 0; i < B; i++)
 		y[i] = (uint8_t)rng_below(&r, 10);
 
-	for (t0 = now_s(); now_s() - t0 < BENCH_SECONDS || steps < 20; steps++) {
+	for (t0 = clock_mono(); clock_mono() - t0 < BENCH_SECONDS || steps < 20; steps++) {
 		memset(m->grads, 0, m->n_params * sizeof(float));
 		model_forward(m, x, y, B, NULL);
 		model_backward(m, x, y, B, 1.0f / B);
 		optimizer_step(o, m->params, m->grads, 0.01f);
 	}
-	step_s = (now_s() - t0) / steps;
+	step_s = (clock_mono() - t0) / steps;
 
 	a = xmalloc_aligned((size_t)B * 784 * sizeof(float));
 	b = xmalloc_aligned((size_t)784 * 256 * sizeof(float));
@@ -109,9 +101,9 @@ bench_train(void)
 	memcpy(a, x, (size_t)B * 784 * sizeof(float));
 	memcpy(b, m->params, (size_t)784 * 256 * sizeof(float));
 	memset(c, 0, (size_t)B * 256 * sizeof(float));
-	for (t0 = now_s(); now_s() - t0 < BENCH_SECONDS || reps < 20; reps++)
+	for (t0 = clock_mono(); clock_mono() - t0 < BENCH_SECONDS || reps < 20; reps++)
 		bench_gemms(m, a, b, c, B);
-	gemm_s = (now_s() - t0) / reps;
+	gemm_s = (clock_mono() - t0) / reps;
 	flops = bench_flops(m, B);
 
 	printf("bench train: mlp 784-256-256-10, batch %d, SGD, 1 BLAS thread, "

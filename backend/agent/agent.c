@@ -23,21 +23,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend/core/clock.h"
 #include "backend/agent/agent.h"
 #include "backend/core/net.h"
 #include "backend/core/statedir.h"
 #include "backend/core/xmalloc.h"
 
 static int agent_sigpipe[2] = { -1, -1 };
-
-static double
-mono_s(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 void
 agent_log(struct agent *a, const char *fmt, ...)
@@ -264,12 +256,12 @@ agent_loop(struct agent *a)
 {
 	struct pollfd	 pfd[2 + 64 + AGENT_MAX_WORKERS];
 	int		 widx[AGENT_MAX_WORKERS], npeer, nw, n;
-	double		 next_tick = mono_s();
+	double		 next_tick = clock_mono();
 	char		 c;
 
-	a->idle_since = mono_s();
+	a->idle_since = clock_mono();
 	while (!a->quit) {
-		double now = mono_s();
+		double now = clock_mono();
 		int timeout = (int)((next_tick - now) * 1000) + 1;
 
 		if (now >= next_tick) {

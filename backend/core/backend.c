@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend/core/clock.h"
 #include "backend/core/backend.h"
 #include "backend/core/lock.h"
 #include "backend/core/net.h"
@@ -48,15 +49,6 @@ struct backend {
 	bool		 detach;
 	double		 next_reconnect;
 };
-
-static double
-mono_s(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void
 backend_emit(struct backend *b, const json_t *msg)
@@ -543,7 +535,7 @@ backend_agent_frame(struct backend *b, struct fleet_node *fn, json_t *msg)
 		return;
 	}
 	if (proto_is(msg, MSG_STORE)) {
-		store_handle(b->store, (int)(fn - b->fleet.nodes), msg, mono_s());
+		store_handle(b->store, (int)(fn - b->fleet.nodes), msg, clock_mono());
 		return;
 	}
 	if (proto_is(msg, MSG_METRICS) && json_object_get(msg, "job") == NULL) {
@@ -576,7 +568,7 @@ backend_node_input(struct backend *b, struct fleet_node *fn)
 	int	 rc;
 
 	n = proto_reader_fill(&fn->rd, fn->fd);
-	fn->last_seen = mono_s();
+	fn->last_seen = clock_mono();
 	while ((rc = proto_reader_next(&fn->rd, &msg)) == 1) {
 		backend_agent_frame(b, fn, msg);
 		json_decref(msg);
@@ -626,7 +618,7 @@ backend_poll(struct backend *b, int timeout_ms)
 {
 	struct pollfd	 pfd[1 + MAX_CONSOLE_PEERS + 1024];
 	int		 map[1024], n = 0, nn = 0, np;
-	double		 now = mono_s();
+	double		 now = clock_mono();
 
 	if (now >= b->next_reconnect) {
 		for (int i = 0; i < b->fleet.n; i++) {
@@ -667,7 +659,7 @@ backend_poll(struct backend *b, int timeout_ms)
 			b->npeers++;
 		}
 	}
-	store_tick(b->store, mono_s());
+	store_tick(b->store, clock_mono());
 	return b->detach ? -1 : 0;
 }
 

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend/core/clock.h"
 #include "backend/core/xmalloc.h"
 #include "backend/fleet/fleet.h"
 
@@ -19,15 +20,6 @@ static const struct launcher *launchers[] = {
 };
 
 int fleet_agent_idle_exit = 900;
-
-static double
-mono_s(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 void
 fleet_init(struct fleet *f, const struct cluster_spec *c, const char *state_dir)
@@ -139,7 +131,7 @@ fleet_connect(struct fleet *f, void (*report)(void *, const char *,
 			report(ctx, fn->spec->name, err);
 			continue;
 		}
-		fn->last_seen = mono_s();
+		fn->last_seen = clock_mono();
 		up++;
 	}
 	return up;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "backend/core/clock.h"
 #include "backend/core/xmalloc.h"
 #include "backend/worker/data.h"
 
@@ -40,15 +41,6 @@ struct loader {
 	pthread_cond_t	 cond;
 	pthread_t	 thread;
 };
-
-static double
-now_s(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* Gather the samples of the producer's current position into b. */
 static void
@@ -168,11 +160,11 @@ loader_next(struct loader *l, double *wait_s)
 		l->held = false;
 		pthread_cond_broadcast(&l->cond);
 	}
-	t0 = now_s();
+	t0 = clock_mono();
 	while (l->count == 0 && !l->done)
 		pthread_cond_wait(&l->cond, &l->lock);
 	if (wait_s != NULL)
-		*wait_s += now_s() - t0;
+		*wait_s += clock_mono() - t0;
 	if (l->count > 0) {
 		b = &l->slots[l->head].b;
 		l->held = true;

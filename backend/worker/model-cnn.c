@@ -1,7 +1,7 @@
 /*
  * model-cnn.c: the convolutional net: per spec channel, a 5x5 "same"
  * convolution, ReLU and a 2x2 max-pool; then the spec's hidden linear
- * layers; then a linear layer to the classes.  Two blocks on 28x28 give
+ * layers and a linear layer to the classes.  Two blocks on 28x28 give
  * 7x7 maps.
  */
 #include <stdio.h>
@@ -12,21 +12,14 @@ static void
 cnn_build(struct model *m, const struct job_spec *job)
 {
 	char	 name[16];
-	int	 i;
 
-	for (i = 0; i < job->model.n_channels; i++) {
+	for (int i = 0; i < job->model.n_channels; i++) {
 		snprintf(name, sizeof name, "conv%d", i + 1);
 		model_add_conv(m, job->model.channels[i], 5, 2, name);
 		model_add_relu(m);
 		model_add_pool(m);
 	}
-	for (i = 0; i < job->model.n_hidden; i++) {
-		snprintf(name, sizeof name, "fc%d", i + 1);
-		model_add_linear(m, job->model.hidden[i], name);
-		model_add_relu(m);
-	}
-	snprintf(name, sizeof name, "fc%d", i + 1);
-	model_add_linear(m, m->classes, name);
+	model_add_dense_head(m, job);
 }
 
 const struct model_type model_cnn = {

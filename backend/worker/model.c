@@ -135,6 +135,21 @@ model_add_pool(struct model *m)
 	l->out_size = (size_t)l->oc * l->oh * l->ow;
 }
 
+void
+model_add_dense_head(struct model *m, const struct job_spec *job)
+{
+	char	 name[16];
+	int	 i;
+
+	for (i = 0; i < job->model.n_hidden; i++) {
+		snprintf(name, sizeof name, "fc%d", i + 1);
+		model_add_linear(m, job->model.hidden[i], name);
+		model_add_relu(m);
+	}
+	snprintf(name, sizeof name, "fc%d", i + 1);
+	model_add_linear(m, m->classes, name);
+}
+
 /* Allocate activations; ReLU shares its input's buffers. */
 static void
 model_alloc(struct model *m)

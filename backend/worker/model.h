@@ -75,6 +75,9 @@ void	model_add_linear(struct model *, int out, const char *name);
 void	model_add_relu(struct model *);
 void	model_add_conv(struct model *, int out_c, int k, int pad, const char *name);
 void	model_add_pool(struct model *);
+/* The spec's hidden linear+ReLU layers, then a linear layer to the
+ * classes: fc1, fc2, ... */
+void	model_add_dense_head(struct model *, const struct job_spec *);
 
 /* Forward B samples.  Returns the summed loss; adds correct predictions
  * to *correct when it is not NULL. */

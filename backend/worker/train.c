@@ -17,6 +17,7 @@
 
 #include <zlib.h>
 
+#include "backend/core/clock.h"
 #include "backend/worker/checkpoint.h"
 #include "backend/worker/data.h"
 #include "backend/worker/model.h"
@@ -42,15 +43,6 @@ struct trainer {
 	uint64_t	 bytes_sent, bytes_dense;
 	char		 last_path[4096];
 };
-
-static double
-now_s(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void
 train_event(struct trainer *t, const char *kind, const char *fmt, ...)
@@ -211,7 +203,7 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 	struct model	*m = t->model;
 	size_t		 n = m->n_params;
 	float		 scale = 1.0f / (float)t->job->train.batch.global;
-	double		 t0 = now_s(), t1, t2, w0 = *wait, local = 0;
+	double		 t0 = clock_mono(), t1, t2, w0 = *wait, local = 0;
 	struct step_report r = { 0 };
 
 	memset(m->grads, 0, (n + MODEL_GRAD_EXTRA) * sizeof(float));
@@ -228,7 +220,7 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 	}
 	m->grads[n] = h->should_stop != NULL && h->should_stop(h->ctx);
 	m->grads[n + 1] = (float)(local * scale);
-	t1 = now_s();
+	t1 = clock_mono();
 	if (h->allreduce != NULL && t->cfg->world > 1) {
 		if (h->allreduce(h->ctx, m->grads, n + MODEL_GRAD_EXTRA, err,
 		    errlen) != 0)
@@ -236,7 +228,7 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 		t->bytes_sent += (n + MODEL_GRAD_EXTRA) * sizeof(float);
 		t->bytes_dense += n * sizeof(float);
 	}
-	t2 = now_s();
+	t2 = clock_mono();
 	t->stop = m->grads[n] > 0;
 	r.loss = m->grads[n + 1];
 	*loss += r.loss;
@@ -247,7 +239,7 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 	if (h->on_step != NULL) {
 		r.step = t->step;
 		r.epoch = t->epoch;
-		r.step_ms = (now_s() - t0) * 1e3;
+		r.step_ms = (clock_mono() - t0) * 1e3;
 		r.data_wait_ms = (*wait - w0) * 1e3;
 		r.compute_ms = (t1 - t0) * 1e3 - r.data_wait_ms;
 		r.comm_ms = (t2 - t1) * 1e3;
@@ -291,7 +283,7 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 {
 	struct trainer	 t = { .cfg = cfg, .hooks = hooks, .job = cfg->job };
 	int		 end_epoch = cfg->job->train.epochs, rc = -1;
-	double		 t0 = now_s(), train_s = 0, wait_s = 0;
+	double		 t0 = clock_mono(), train_s = 0, wait_s = 0;
 	long		 first_step;
 	int		 stopped = 0;
 
@@ -312,7 +304,7 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 
 	snprintf(sum->state, sizeof sum->state, "finished");
 	while (t.epoch < end_epoch && !stopped) {
-		double	 loss = 0, wait = 0, e0 = now_s(), secs;
+		double	 loss = 0, wait = 0, e0 = clock_mono(), secs;
 
 		while (t.step_in_epoch < t.steps_per_epoch && !stopped) {
 			if (train_step(&t, &loss, &wait, err, errlen) != 0) {
@@ -325,7 +317,7 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 				train_event(&t, "checkpoint", "%s", err);
 			stopped = t.stop;
 		}
-		secs = now_s() - e0;
+		secs = clock_mono() - e0;
 		train_s += secs;
 		wait_s += wait;
 		if (t.step_in_epoch == t.steps_per_epoch) {
@@ -369,7 +361,7 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	snprintf(sum->checkpoint, sizeof sum->checkpoint, "%s", t.last_path);
 	rc = 0;
 out:
-	sum->wall_s = now_s() - t0;
+	sum->wall_s = clock_mono() - t0;
 	loader_stop(t.loader);
 	model_free(t.model);
 	optimizer_free(t.opt);

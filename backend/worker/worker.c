@@ -23,6 +23,7 @@
 
 #include <cblas.h>
 
+#include "backend/core/clock.h"
 #include "backend/comm/comm.h"
 #include "backend/core/xmalloc.h"
 #include "backend/proto/proto.h"
@@ -49,15 +50,6 @@ struct worker {
 };
 
 static struct worker *worker_self;
-
-static double
-now_s(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void
 worker_send(struct worker *w, json_t *msg)
@@ -229,7 +221,7 @@ static void
 worker_on_step(void *ctx, const struct step_report *r)
 {
 	struct worker	*w = ctx;
-	double		 now = now_s();
+	double		 now = clock_mono();
 
 	if (r->step <= w->trace_steps && w->rank == 0)
 		worker_send(w, json_pack("{s:s, s:s, s:I, s:f}", "t", "step",
