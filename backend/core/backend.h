@@ -14,12 +14,33 @@
 
 #include <jansson.h>
 
+#include "backend/agent/sampler.h"
 #include "backend/core/journal.h"
 #include "backend/core/store.h"
 #include "backend/fleet/fleet.h"
 #include "backend/spec/spec.h"
 
 enum rank_status { RANK_PENDING, RANK_RUNNING, RANK_EXITED, RANK_FAILED };
+
+/* A ring of the last SERIES_LEN values of one metric, for sparklines and
+ * charts; one value a second for nodes, one per metrics frame for ranks. */
+#define SERIES_LEN 600
+struct series {
+	float		 v[SERIES_LEN];
+	int		 head, len;
+};
+
+void	series_push(struct series *, float);
+/* i = 0 is the oldest kept value. */
+float	series_get(const struct series *, int i);
+
+struct node_view {
+	const struct node_spec *spec;
+	bool		 up;		/* its agent said hello on a live link */
+	struct node_sample last;	/* the newest sample, validity bits */
+	struct series	 cpu, mem, net_rx, net_tx;
+	char		 build[128];	/* its hunter build id */
+};
 
 struct rank_state {
 	int		 node;		/* index into the fleet */
@@ -31,6 +52,7 @@ struct rank_state {
 	long		 rss;
 	double		 heartbeat;	/* wall-clock seconds of the last metrics */
 	char		 exit_reason[128];
+	struct series	 h_loss, h_samples, h_step_ms;
 };
 
 struct job_state {
@@ -43,6 +65,7 @@ struct job_state {
 	struct rank_state *ranks;
 	char		 state[16];	/* running | finished | stopped | failed */
 	json_t		*summary;	/* rank 0's, once it arrives */
+	json_t		*epochs;	/* epoch frames, in order */
 	bool		 done;		/* every rank has exited */
 };
 
@@ -78,8 +101,34 @@ int		 backend_submit(struct backend *, const char *spec_file,
 int		 backend_attach(struct backend *, const char *name, char *err,
 		    size_t errlen);
 /* Handle I/O for up to timeout_ms.  Returns -1 once a detach was asked
- * for on console.sock, else 0. */
+ * for on console.sock, else 0.  Not to be called once backend_start()
+ * runs the loop in its own thread. */
 int		 backend_poll(struct backend *, int timeout_ms);
+
+/*
+ * The console's way in: backend_start() runs the poll loop in a thread
+ * of its own.  The state (jobs, nodes, events) may then be read only
+ * between backend_lock() and backend_unlock(); a front end that must not
+ * wait uses backend_trylock() and draws its previous frame when it fails.
+ * Commands go through backend_post(), which never blocks on I/O.
+ */
+int		 backend_start(struct backend *);
+void		 backend_lock(struct backend *);
+int		 backend_trylock(struct backend *);	/* 0 when taken */
+void		 backend_unlock(struct backend *);
+/* Queue a command (owned by the callee): {"cmd": "stop"|"pause"|
+ * "resume"|"checkpoint"|"migrate"|"submit", "job", "rank", "node",
+ * "file"}.  Its outcome shows as events. */
+void		 backend_post(struct backend *, json_t *cmd);
+/* Whether the loop thread saw a detach request. */
+bool		 backend_detached(struct backend *);
+
+int		 backend_njobs(struct backend *);
+struct job_state *backend_job_at(struct backend *, int i);
+int		 backend_nnodes(struct backend *);
+struct node_view *backend_node_at(struct backend *, int i);
+/* The newest events (an array of event frames, oldest first). */
+const json_t	*backend_events(struct backend *);
 /* Ask every rank of job to checkpoint and stop at the same step. */
 void		 backend_stop_job(struct backend *, const char *job);
 struct job_state *backend_job(struct backend *, const char *name);

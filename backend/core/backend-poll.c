@@ -1,0 +1,293 @@
+/*
+ * backend-poll.c: the loop: frames from the agents into the state model
+ * and the observer's feed, store requests, console.sock, reconnection.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "backend/core/backend-internal.h"
+#include "backend/core/clock.h"
+#include "backend/proto/proto.h"
+
+/* The job and rank a frame from an agent is about, if it is one of ours. */
+static struct job_state *
+backend_frame_job(struct backend *b, const json_t *msg, int *rank)
+{
+	const char	*name = json_string_value(json_object_get(msg, "job"));
+	json_t		*r = json_object_get(msg, "rank");
+	struct job_state *j;
+
+	if (name == NULL || (j = backend_job(b, name)) == NULL || j->done ||
+	    json_integer_value(json_object_get(msg, "run")) != j->run)
+		return NULL;
+	*rank = json_is_integer(r) ? (int)json_integer_value(r) : -1;
+	if (*rank >= j->world)
+		return NULL;
+	return j;
+}
+
+static void
+backend_rank_exit(struct backend *b, struct job_state *j, int r,
+    const json_t *msg)
+{
+	struct rank_state *rs = &j->ranks[r];
+	json_t		*sig = json_object_get(msg, "signal");
+	json_int_t	 code = json_integer_value(json_object_get(msg, "code"));
+	const char	*node = b->fleet.nodes[rs->node].spec->name;
+
+	if (rs->status == RANK_EXITED || rs->status == RANK_FAILED)
+		return;
+	if (json_is_integer(sig)) {
+		snprintf(rs->exit_reason, sizeof rs->exit_reason,
+		    "killed by signal %d", (int)json_integer_value(sig));
+	} else if (code != 0) {
+		snprintf(rs->exit_reason, sizeof rs->exit_reason,
+		    "exited with status %d", (int)code);
+	} else {
+		rs->status = RANK_EXITED;
+		backend_job_done(b, j);
+		return;
+	}
+	rs->status = RANK_FAILED;
+	backend_event(b, j->name, "failed", r, node, "rank %d on %s %s", r,
+	    node, rs->exit_reason);
+	backend_job_done(b, j);
+}
+
+static void
+backend_rank_metrics(struct job_state *j, int r, const json_t *m)
+{
+	struct rank_state *rs = &j->ranks[r];
+
+	rs->step = (long)json_integer_value(json_object_get(m, "step"));
+	rs->epoch = (int)json_integer_value(json_object_get(m, "epoch"));
+	rs->loss = json_number_value(json_object_get(m, "loss"));
+	rs->samples_per_s = json_number_value(json_object_get(m, "samples_per_s"));
+	rs->step_ms = json_number_value(json_object_get(m, "step_ms"));
+	rs->comm_ms = json_number_value(json_object_get(m, "comm_ms"));
+	rs->data_wait_ms = json_number_value(json_object_get(m, "data_wait_ms"));
+	rs->rss = (long)json_integer_value(json_object_get(m, "rss"));
+	rs->heartbeat = json_number_value(json_object_get(m, "heartbeat"));
+	series_push(&rs->h_loss, (float)rs->loss);
+	series_push(&rs->h_samples, (float)rs->samples_per_s);
+	series_push(&rs->h_step_ms, (float)rs->step_ms);
+}
+
+/* A node's metrics frame into its view: the sample with its validity
+ * bits (null is unknown), and the histories. */
+static void
+backend_node_metrics(struct node_view *nv, const json_t *m)
+{
+	struct node_sample *s = &nv->last;
+
+	memset(s, 0, sizeof *s);
+	s->t = json_number_value(json_object_get(m, "t"));
+	for (int i = 0; i < NM_COUNT; i++) {
+		json_t *v = json_object_get(m, node_metric_name(i));
+
+		if (json_is_number(v)) {
+			s->v[i] = json_number_value(v);
+			s->valid |= 1u << i;
+		}
+	}
+	series_push(&nv->cpu, (s->valid >> NM_CPU_UTIL) & 1 ? (float)s->v[NM_CPU_UTIL] : -1);
+	series_push(&nv->mem, (s->valid >> NM_MEM_USED) & 1 ? (float)s->v[NM_MEM_USED] : -1);
+	series_push(&nv->net_rx, (s->valid >> NM_NET_RX) & 1 ? (float)s->v[NM_NET_RX] : -1);
+	series_push(&nv->net_tx, (s->valid >> NM_NET_TX) & 1 ? (float)s->v[NM_NET_TX] : -1);
+}
+
+/* The agent's hello: which of our ranks still run there. */
+static void
+backend_agent_hello(struct backend *b, struct fleet_node *fn, json_t *msg)
+{
+	json_t		*w;
+	size_t		 i;
+
+	struct node_view *nv = &b->nodes[fn - b->fleet.nodes];
+	const char	*build = json_string_value(json_object_get(
+	    json_object_get(msg, "versions"), "build"));
+
+	json_decref(fn->hello);
+	fn->hello = json_incref(msg);
+	fn->up = true;
+	nv->up = true;
+	snprintf(nv->build, sizeof nv->build, "%s", build != NULL ? build : "");
+	json_array_foreach(json_object_get(msg, "workers"), i, w) {
+		int		 r;
+		struct job_state *j = backend_frame_job(b, w, &r);
+
+		if (j != NULL && r >= 0)
+			j->ranks[r].pid = (long)json_integer_value(
+			    json_object_get(w, "pid"));
+	}
+}
+
+static void
+backend_agent_frame(struct backend *b, struct fleet_node *fn, json_t *msg)
+{
+	struct job_state *j;
+	int		 r = -1;
+
+	if (proto_is(msg, MSG_HELLO)) {
+		backend_agent_hello(b, fn, msg);
+		return;
+	}
+	if (proto_is(msg, MSG_STORE)) {
+		store_handle(b->store, (int)(fn - b->fleet.nodes), msg, clock_mono());
+		return;
+	}
+	if (proto_is(msg, MSG_METRICS) && json_object_get(msg, "job") == NULL) {
+		backend_node_metrics(&b->nodes[fn - b->fleet.nodes], msg);
+		backend_emit(b, msg);
+		return;
+	}
+	if ((j = backend_frame_job(b, msg, &r)) == NULL)
+		return;			/* another or an older job's */
+	if (proto_is(msg, MSG_METRICS) && r >= 0)
+		backend_rank_metrics(j, r, msg);
+	else if (proto_is(msg, MSG_EPOCH)) {
+		if (j->epochs == NULL)
+			j->epochs = json_array();
+		json_array_append(j->epochs, msg);
+	} else if (proto_is(msg, MSG_SUMMARY)) {
+		json_decref(j->summary);
+		j->summary = json_incref(msg);
+	} else if (proto_is(msg, MSG_EXIT) && r >= 0) {
+		backend_rank_exit(b, j, r, msg);
+		return;
+	} else if (proto_is(msg, MSG_EVENT)) {
+		json_t *copy = json_deep_copy(msg);
+		journal_append(b->journal, copy);
+		json_decref(copy);
+	}
+	backend_emit(b, msg);
+}
+
+static void
+backend_node_input(struct backend *b, struct fleet_node *fn)
+{
+	json_t	*msg;
+	ssize_t	 n;
+	int	 rc;
+
+	n = proto_reader_fill(&fn->rd, fn->fd);
+	fn->last_seen = clock_mono();
+	while ((rc = proto_reader_next(&fn->rd, &msg)) == 1) {
+		backend_agent_frame(b, fn, msg);
+		json_decref(msg);
+	}
+	if (rc < 0 || n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+		store_drop_link(b->store, (int)(fn - b->fleet.nodes));
+		backend_event(b, NULL, "failover", -1, fn->spec->name,
+		    "lost the link to the agent of %s: %s; reconnecting",
+		    fn->spec->name, rc < 0 ? fn->rd.err : n == 0 ?
+		    "connection closed" : strerror(errno));
+		fleet_close_node(fn);
+		b->nodes[fn - b->fleet.nodes].up = false;
+	}
+}
+
+static void
+backend_console_input(struct backend *b, int i)
+{
+	struct console_peer *p = &b->peers[i];
+	json_t		*msg;
+	ssize_t		 n = proto_reader_fill(&p->rd, p->fd);
+	int		 rc;
+
+	while ((rc = proto_reader_next(&p->rd, &msg)) == 1) {
+		const char *cmd = json_string_value(json_object_get(msg, "cmd"));
+
+		if (proto_is(msg, MSG_CMD) && cmd != NULL &&
+		    strcmp(cmd, "detach") == 0)
+			b->detach = true;
+		else if (proto_is(msg, MSG_CMD) && cmd != NULL)
+			backend_command(b, msg);
+		else
+			proto_send_new(p->fd, json_pack("{s:s, s:s}", "t",
+			    MSG_ERROR, "reason", "expected a cmd frame"));
+		json_decref(msg);
+	}
+	if (rc < 0 || n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+		close(p->fd);
+		proto_reader_free(&p->rd);
+		b->peers[i] = b->peers[--b->npeers];
+	}
+}
+
+int
+backend_poll_locked(struct backend *b, int timeout_ms)
+{
+	struct pollfd	 pfd[2 + MAX_CONSOLE_PEERS + 1024];
+	int		 map[1024], n = 0, nn = 0, np, rc;
+	double		 now;
+	char		 buf[64];
+
+	pthread_mutex_lock(&b->mu);
+	backend_run_commands(b);
+	now = clock_mono();
+	if (now >= b->next_reconnect) {
+		for (int i = 0; i < b->fleet.n; i++) {
+			if (b->fleet.nodes[i].fd < 0) {
+				fleet_connect(&b->fleet, backend_report_node, b);
+				break;
+			}
+		}
+		b->next_reconnect = now + 1.0;
+	}
+	pfd[n++] = (struct pollfd){ .fd = b->wake[0], .events = POLLIN };
+	pfd[n++] = (struct pollfd){ .fd = b->console_fd, .events = POLLIN };
+	np = b->npeers;
+	for (int i = 0; i < np; i++)
+		pfd[n++] = (struct pollfd){ .fd = b->peers[i].fd, .events = POLLIN };
+	for (int i = 0; i < b->fleet.n && nn < 1024; i++) {
+		if (b->fleet.nodes[i].fd < 0)
+			continue;
+		map[nn++] = i;
+		pfd[n++] = (struct pollfd){ .fd = b->fleet.nodes[i].fd,
+		    .events = POLLIN };
+	}
+	pthread_mutex_unlock(&b->mu);
+
+	if (poll(pfd, (nfds_t)n, timeout_ms) < 0 && errno != EINTR)
+		return 0;
+
+	pthread_mutex_lock(&b->mu);
+	while (read(b->wake[0], buf, sizeof buf) > 0)
+		;
+	backend_run_commands(b);
+	for (int i = 0; i < nn; i++) {
+		if (pfd[2 + np + i].revents != 0 && b->fleet.nodes[map[i]].fd >= 0)
+			backend_node_input(b, &b->fleet.nodes[map[i]]);
+	}
+	for (int i = np - 1; i >= 0; i--) {
+		if (pfd[2 + i].revents != 0)
+			backend_console_input(b, i);
+	}
+	if ((pfd[1].revents & POLLIN) && b->npeers < MAX_CONSOLE_PEERS) {
+		int fd = accept4(b->console_fd, NULL, NULL, SOCK_CLOEXEC);
+
+		if (fd >= 0) {
+			b->peers[b->npeers].fd = fd;
+			proto_reader_init(&b->peers[b->npeers].rd);
+			b->npeers++;
+		}
+	}
+	store_tick(b->store, clock_mono());
+	rc = b->detach ? -1 : 0;
+	pthread_mutex_unlock(&b->mu);
+	return rc;
+}
+
+int
+backend_poll(struct backend *b, int timeout_ms)
+{
+	if (b->threaded)
+		return -1;
+	return backend_poll_locked(b, timeout_ms);
+}
