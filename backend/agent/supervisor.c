@@ -127,6 +127,7 @@ agent_worker_input(struct agent *a, struct agent_worker *w)
 	while ((rc = proto_reader_next(&w->rd, &msg)) == 1) {
 		json_object_set_new(msg, "node", json_string(a->node));
 		json_object_set_new(msg, "run", json_integer(w->run));
+		json_object_set_new(msg, "generation", json_integer(w->generation));
 		if (proto_is(msg, MSG_STORE)) {
 			json_object_set_new(msg, "job", json_string(w->job));
 			json_object_set_new(msg, "rank", json_integer(w->rank));
@@ -154,9 +155,9 @@ agent_worker_input(struct agent *a, struct agent_worker *w)
 static void
 agent_report_exit(struct agent *a, struct agent_worker *w, int status)
 {
-	json_t	*msg = json_pack("{s:s, s:s, s:i, s:I, s:s, s:I}", "t", MSG_EXIT,
-	    "job", w->job, "rank", w->rank, "pid", (json_int_t)w->pid,
-	    "node", a->node, "run", w->run);
+	json_t	*msg = json_pack("{s:s, s:s, s:i, s:I, s:s, s:I, s:i}", "t",
+	    MSG_EXIT, "job", w->job, "rank", w->rank, "pid", (json_int_t)w->pid,
+	    "node", a->node, "run", w->run, "generation", w->generation);
 
 	if (WIFSIGNALED(status)) {
 		json_object_set_new(msg, "signal", json_integer(WTERMSIG(status)));

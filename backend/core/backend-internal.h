@@ -36,6 +36,7 @@ struct backend {
 	int		 npeers;
 	bool		 detach;
 	double		 next_reconnect;
+	double		 next_detect;
 
 	/* The loop thread and the command queue (backend.c). */
 	pthread_mutex_t	 mu;
@@ -55,8 +56,20 @@ void	backend_report_node(void *ctx, const char *node, const char *err);
 void	backend_run_commands(struct backend *);
 
 /* backend-jobs.c */
+#define BACKEND_MAX_RESTARTS 10
 void	backend_job_done(struct backend *, struct job_state *);
-void	backend_command(struct backend *, const json_t *cmd);
+int	backend_command(struct backend *, const json_t *cmd);
+/* Re-form j with node_of as its placement: stop every rank at one step,
+ * then relaunch them all as the next generation from the newest
+ * checkpoint.  -1 if one is already under way or the job is over. */
+int	backend_restart(struct backend *, struct job_state *, const int *node_of,
+	    const char *kind, const char *fmt, ...)
+	    __attribute__((format(printf, 5, 6)));
+void	backend_failover(struct backend *, struct job_state *, int rank,
+	    const char *why);
+
+/* backend/sched/detect.c: once a second. */
+void	detect_tick(struct backend *, double now);
 
 /* backend-poll.c */
 int	backend_poll_locked(struct backend *, int timeout_ms);

@@ -3,15 +3,32 @@
  * the journal, the end of a job, and the commands front ends post.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "backend/core/backend-internal.h"
+#include "backend/core/clock.h"
 #include "backend/core/xmalloc.h"
 #include "backend/proto/proto.h"
 #include "backend/sched/place.h"
+
+/* "local0, local0, local2, local2" for events (a static buffer). */
+static const char *
+placement_text(struct backend *b, const struct job_state *j)
+{
+	static char	 buf[1024];
+	size_t		 off = 0;
+
+	buf[0] = '\0';
+	for (int r = 0; r < j->world && off < sizeof buf - 80; r++)
+		off += (size_t)snprintf(buf + off, sizeof buf - off, "%s%s",
+		    r ? ", " : "", b->cluster->nodes[j->ranks[r].node].name);
+	return buf;
+}
 
 /* Milliseconds since the epoch: unique enough for launches that the same
  * state directory's lock already serialises. */
@@ -63,11 +80,19 @@ read_text(const char *path, char *err, size_t errlen)
 	return buf;
 }
 
+/* An injected fault applies to its rank in the first launch only, so a
+ * relaunch after it does not meet it again. */
+static int
+inject_for(const struct job_state *j, int r, int rank, long value)
+{
+	return j->generation == 0 && (rank < 0 || rank == r) ? (int)value : 0;
+}
+
 static void
-backend_launch_rank(struct backend *b, struct job_state *j, int r,
-    const struct submit_opts *so)
+backend_launch_rank(struct backend *b, struct job_state *j, int r)
 {
 	struct fleet_node *fn = &b->fleet.nodes[j->ranks[r].node];
+	const struct submit_opts *so = &j->opts;
 	char		 ckdir[PATH_MAX + 64];
 	json_t		*m;
 
@@ -80,11 +105,21 @@ backend_launch_rank(struct backend *b, struct job_state *j, int r,
 	    "job", j->name, "rank", r, "world", j->world,
 	    "generation", j->generation, "node", fn->spec->name,
 	    "addr", fn->addr, "spec_file", j->spec_file, "spec_yaml", j->yaml,
-	    "resume", so->resume, "stop_after_epochs", so->stop_after_epochs,
+	    "resume", so->resume || j->generation > 0,
+	    "stop_after_epochs", so->stop_after_epochs,
 	    "trace_steps", so->trace_steps, "slow_data_ms", so->slow_data_ms,
 	    "timeout_ms", (int)(j->spec.policy.heartbeat_timeout_s * 1000));
 	json_object_set_new(m, "checkpoint_dir", json_string(ckdir));
 	json_object_set_new(m, "run", json_integer(j->run));
+	json_object_set_new(m, "slow_ms", json_integer(inject_for(j, r,
+	    so->slow_rank, so->slow_ms)));
+	json_object_set_new(m, "leak_bytes", json_integer(j->generation == 0 &&
+	    (so->leak_rank < 0 || so->leak_rank == r) ? so->leak_bytes : 0));
+	json_object_set_new(m, "crash_at", json_integer(j->generation == 0 &&
+	    (so->crash_rank < 0 || so->crash_rank == r) ? so->crash_at : 0));
+	memset(&j->ranks[r], 0, offsetof(struct rank_state, h_loss));
+	j->ranks[r].node = (int)(fn - b->fleet.nodes);
+	j->ranks[r].last_seen = clock_mono();
 	if (fleet_send(fn, m) != 0) {
 		j->ranks[r].status = RANK_FAILED;
 		backend_event(b, j->name, "failed", r, fn->spec->name,
@@ -92,6 +127,23 @@ backend_launch_rank(struct backend *b, struct job_state *j, int r,
 	} else
 		j->ranks[r].status = RANK_RUNNING;
 	json_decref(m);
+}
+
+/* Journal the job's launch (or re-formation) with its placement. */
+static void
+backend_journal_job(struct backend *b, struct job_state *j)
+{
+	json_t	*placement = json_array(), *rec;
+
+	for (int r = 0; r < j->world; r++)
+		json_array_append_new(placement,
+		    json_string(b->cluster->nodes[j->ranks[r].node].name));
+	rec = json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:I, s:o}", "t", "job",
+	    "job", j->name, "spec_file", j->spec_file, "yaml", j->yaml,
+	    "world", j->world, "generation", j->generation,
+	    "run", (json_int_t)j->run, "placement", placement);
+	journal_append(b->journal, rec);
+	json_decref(rec);
 }
 
 int
@@ -103,7 +155,6 @@ backend_submit(struct backend *b, const char *spec_file,
 	struct job_spec	 spec;
 	int		*node_of;
 	char		*yaml;
-	json_t		*rec, *placement;
 
 	if ((yaml = read_text(spec_file, err, errlen)) == NULL)
 		return -1;
@@ -129,34 +180,22 @@ backend_submit(struct backend *b, const char *spec_file,
 		return -1;
 	}
 	j = backend_new_job(b, spec.name);
+	j->opts = *so;
 	j->spec = spec;
 	j->yaml = yaml;
 	snprintf(j->spec_file, sizeof j->spec_file, "%s", spec_file);
 	j->world = spec.resources.ranks;
 	j->run = backend_run_id();
 	j->ranks = xcalloc((size_t)j->world, sizeof *j->ranks);
-	placement = json_array();
-	for (int r = 0; r < j->world; r++) {
-		j->ranks[r].node = node_of[r];
-		json_array_append_new(placement,
-		    json_string(b->cluster->nodes[node_of[r]].name));
-	}
-	free(node_of);
-	rec = json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:I, s:O}", "t", "job",
-	    "job", j->name, "spec_file", spec_file, "yaml", yaml,
-	    "world", j->world, "generation", j->generation,
-	    "run", (json_int_t)j->run, "placement", placement);
-	journal_append(b->journal, rec);
-	json_decref(rec);
-	{
-		char	*names = json_dumps(placement, JSON_COMPACT);
-		backend_event(b, j->name, "placed", -1, NULL, "%d ranks on %s",
-		    j->world, names);
-		free(names);
-	}
-	json_decref(placement);
 	for (int r = 0; r < j->world; r++)
-		backend_launch_rank(b, j, r, so);
+		j->ranks[r].node = node_of[r];
+	free(node_of);
+	backend_journal_job(b, j);
+	backend_event(b, j->name, "placed", -1, NULL, "%d ranks on %s",
+	    j->world, placement_text(b, j));
+	j->grace_until = clock_mono() + 5;
+	for (int r = 0; r < j->world; r++)
+		backend_launch_rank(b, j, r);
 	return 0;
 }
 
@@ -241,39 +280,219 @@ backend_attach(struct backend *b, const char *name, char *err, size_t errlen)
 	return -1;
 }
 
+static const char *job_cmd_names[JOB_CMD_COUNT] = { "stop", "pause",
+	"checkpoint", "resume" };
+
+/* Send a sequenced command to every node that hosts one of j's ranks. */
+static void
+backend_send_cmd(struct backend *b, struct job_state *j, enum job_cmd c)
+{
+	json_t	*m = json_pack("{s:s, s:s, s:s, s:I}", "t", MSG_CMD, "cmd",
+	    job_cmd_names[c], "job", j->name, "seq", (json_int_t)++j->seq[c]);
+	bool	 sent[1024] = { false };
+
+	for (int r = 0; r < j->world; r++) {
+		int n = j->ranks[r].node;
+
+		if (n < 1024 && !sent[n]) {
+			sent[n] = true;
+			fleet_send(&b->fleet.nodes[n], m);
+		}
+	}
+	json_decref(m);
+}
+
 void
 backend_stop_job(struct backend *b, const char *name)
 {
 	struct job_state *j = backend_job(b, name);
-	json_t		*m;
 
 	if (j == NULL || j->done)
 		return;
-	m = json_pack("{s:s, s:s, s:s}", "t", MSG_CMD, "cmd", "stop", "job",
-	    j->name);
-	for (int i = 0; i < b->fleet.n; i++)
-		fleet_send(&b->fleet.nodes[i], m);
-	json_decref(m);
+	backend_send_cmd(b, j, JOB_CMD_STOP);
 	backend_event(b, j->name, "checkpoint", -1, NULL,
 	    "stop requested: every rank checkpoints at the same step and ends");
 }
 
-/* A command from a front end (posted, or from console.sock). */
+/* Slots of node n a job may take: spares count, for migration and
+ * failover. */
+static int
+node_free(struct backend *b, const struct job_state *j, int n)
+{
+	const struct node_spec *ns = &b->cluster->nodes[n];
+	int	 slots = j->spec.resources.device == DEVICE_CUDA ?
+	    ns->cuda_slots : ns->cpu_slots;
+
+	return slots - b->used[n];
+}
+
+int
+backend_restart(struct backend *b, struct job_state *j, const int *node_of,
+    const char *kind, const char *fmt, ...)
+{
+	va_list	 ap;
+	json_t	*rec;
+
+	if (j->done || j->restart.pending)
+		return -1;
+	j->restart.pending = true;
+	j->restart.since = clock_mono();
+	j->restart.node_of = xcalloc((size_t)j->world, sizeof(int));
+	memcpy(j->restart.node_of, node_of, sizeof(int) * (size_t)j->world);
+	snprintf(j->restart.kind, sizeof j->restart.kind, "%s", kind);
+	va_start(ap, fmt);
+	vsnprintf(j->restart.reason, sizeof j->restart.reason, fmt, ap);
+	va_end(ap);
+	rec = json_pack("{s:s, s:s, s:s, s:s, s:i}", "t", "decision", "job",
+	    j->name, "kind", kind, "reason", j->restart.reason,
+	    "generation", j->generation);
+	journal_append(b->journal, rec);
+	json_decref(rec);
+	backend_send_cmd(b, j, JOB_CMD_STOP);
+	return 0;
+}
+
+/* Every rank of the old generation has exited: form the next one. */
+static void
+backend_relaunch(struct backend *b, struct job_state *j)
+{
+	for (int r = 0; r < j->world; r++) {
+		if (b->used[j->ranks[r].node] > 0)
+			b->used[j->ranks[r].node]--;
+		j->ranks[r].node = j->restart.node_of[r];
+		b->used[j->ranks[r].node]++;
+	}
+	free(j->restart.node_of);
+	j->restart.node_of = NULL;
+	j->restart.pending = false;
+	j->generation++;
+	j->restarts++;
+	j->paused = false;
+	backend_journal_job(b, j);
+	backend_event(b, j->name, j->restart.kind, -1, NULL, "%s; generation "
+	    "%d on %s, resuming from the newest checkpoint", j->restart.reason,
+	    j->generation, placement_text(b, j));
+	j->grace_until = clock_mono() + 10;
+	for (int r = 0; r < j->world; r++)
+		backend_launch_rank(b, j, r);
+}
+
+/* A rank died (not as part of a re-formation): move it to a free spare
+ * if there is one, and re-form from the newest checkpoint. */
 void
+backend_failover(struct backend *b, struct job_state *j, int rank,
+    const char *why)
+{
+	int	*node_of, from = j->ranks[rank].node, to = from;
+
+	if (j->restarts >= BACKEND_MAX_RESTARTS) {
+		backend_event(b, j->name, "failed", rank, NULL, "rank %d: %s; "
+		    "%d re-formations already, giving up", rank, why, j->restarts);
+		return;
+	}
+	for (int n = 0; n < b->fleet.n; n++) {
+		if (b->cluster->nodes[n].spare && node_free(b, j, n) > 0 &&
+		    b->fleet.nodes[n].fd >= 0) {
+			to = n;
+			break;
+		}
+	}
+	node_of = xcalloc((size_t)j->world, sizeof *node_of);
+	for (int r = 0; r < j->world; r++)
+		node_of[r] = j->ranks[r].node;
+	node_of[rank] = to;
+	backend_restart(b, j, node_of, "failover", "rank %d on %s: %s; rank %d "
+	    "moves to %s", rank, b->cluster->nodes[from].name, why, rank,
+	    b->cluster->nodes[to].name);
+	free(node_of);
+}
+
+static void
+backend_migrate(struct backend *b, struct job_state *j, const json_t *cmd)
+{
+	json_t		*rj = json_object_get(cmd, "rank");
+	const char	*node = json_string_value(json_object_get(cmd, "node"));
+	struct fleet_node *fn = node != NULL ? fleet_find(&b->fleet, node) : NULL;
+	int		 r = json_is_integer(rj) ? (int)json_integer_value(rj) : -1;
+	int		*node_of, to;
+
+	if (r < 0 || r >= j->world || fn == NULL) {
+		backend_event(b, j->name, "refused", r, node, "migrate needs a "
+		    "rank of %s (0..%d) and a node of the cluster", j->name,
+		    j->world - 1);
+		return;
+	}
+	to = (int)(fn - b->fleet.nodes);
+	if (to == j->ranks[r].node || node_free(b, j, to) <= 0) {
+		backend_event(b, j->name, "refused", r, node, "rank %d cannot "
+		    "move to %s: %s", r, node, to == j->ranks[r].node ?
+		    "it is there already" : "no free slot");
+		return;
+	}
+	node_of = xcalloc((size_t)j->world, sizeof *node_of);
+	for (int i = 0; i < j->world; i++)
+		node_of[i] = j->ranks[i].node;
+	node_of[r] = to;
+	if (backend_restart(b, j, node_of, "migrated", "rank %d: %s -> %s (%s)",
+	    r, b->cluster->nodes[j->ranks[r].node].name, node,
+	    json_string_value(json_object_get(cmd, "reason")) ?: "operator") != 0)
+		backend_event(b, j->name, "refused", r, node, "a re-formation "
+		    "is already under way");
+	free(node_of);
+}
+
+/* A command from a front end (posted, or from console.sock).  Returns
+ * 0 when it was accepted; the outcome shows as events. */
+int
 backend_command(struct backend *b, const json_t *cmd)
 {
 	const char	*c = json_string_value(json_object_get(cmd, "cmd"));
-	const char	*job = json_string_value(json_object_get(cmd, "job"));
+	const char	*name = json_string_value(json_object_get(cmd, "job"));
+	struct job_state *j;
+	char		 err[1024];
 
 	if (c == NULL)
-		return;
-	if (strcmp(c, "stop") == 0)
-		backend_stop_job(b, job);
-	else if (strcmp(c, "detach") == 0)
+		return -1;
+	if (strcmp(c, "detach") == 0) {
 		b->detach = true;
-	else
-		backend_event(b, job, "refused", -1, NULL,
-		    "unknown command '%s'", c);
+		return 0;
+	}
+	if (strcmp(c, "submit") == 0) {
+		const char *file = json_string_value(json_object_get(cmd, "file"));
+		struct submit_opts so = { .slow_rank = -1, .leak_rank = -1,
+		    .crash_rank = -1 };
+
+		if (file == NULL || backend_submit(b, file, &so, err,
+		    sizeof err) != 0) {
+			backend_event(b, NULL, "refused", -1, NULL, "%s",
+			    file ? err : "submit needs a file");
+			return -1;
+		}
+		return 0;
+	}
+	if ((j = backend_job(b, name)) == NULL || j->done) {
+		backend_event(b, name, "refused", -1, NULL, "no running job "
+		    "named '%s'", name ? name : "");
+		return -1;
+	}
+	for (int k = 0; k < JOB_CMD_COUNT; k++) {
+		if (strcmp(c, job_cmd_names[k]) != 0)
+			continue;
+		if (k == JOB_CMD_STOP) {
+			backend_stop_job(b, j->name);
+			return 0;
+		}
+		/* The ranks report "paused", "resumed" and "checkpoint"
+		 * themselves once they act, all at the same step. */
+		backend_send_cmd(b, j, (enum job_cmd)k);
+		return 0;
+	}
+	if (strcmp(c, "migrate") == 0) {
+		backend_migrate(b, j, cmd);
+		return 0;
+	}
+	backend_event(b, j->name, "refused", -1, NULL, "unknown command '%s'", c);
+	return -1;
 }
 
 void
@@ -286,6 +505,10 @@ backend_job_done(struct backend *b, struct job_state *j)
 		if (j->ranks[r].status == RANK_RUNNING ||
 		    j->ranks[r].status == RANK_PENDING)
 			return;
+	}
+	if (j->restart.pending) {
+		backend_relaunch(b, j);
+		return;
 	}
 	if (j->summary != NULL && json_string_value(json_object_get(j->summary,
 	    "state")) != NULL)

@@ -22,8 +22,11 @@ backend_frame_job(struct backend *b, const json_t *msg, int *rank)
 	json_t		*r = json_object_get(msg, "rank");
 	struct job_state *j;
 
+	json_t		*gen = json_object_get(msg, "generation");
+
 	if (name == NULL || (j = backend_job(b, name)) == NULL || j->done ||
-	    json_integer_value(json_object_get(msg, "run")) != j->run)
+	    json_integer_value(json_object_get(msg, "run")) != j->run ||
+	    (json_is_integer(gen) && json_integer_value(gen) != j->generation))
 		return NULL;
 	*rank = json_is_integer(r) ? (int)json_integer_value(r) : -1;
 	if (*rank >= j->world)
@@ -42,6 +45,11 @@ backend_rank_exit(struct backend *b, struct job_state *j, int r,
 
 	if (rs->status == RANK_EXITED || rs->status == RANK_FAILED)
 		return;
+	if (j->restart.pending) {	/* expected: the group is re-forming */
+		rs->status = RANK_EXITED;
+		backend_job_done(b, j);
+		return;
+	}
 	if (json_is_integer(sig)) {
 		snprintf(rs->exit_reason, sizeof rs->exit_reason,
 		    "killed by signal %d", (int)json_integer_value(sig));
@@ -56,6 +64,11 @@ backend_rank_exit(struct backend *b, struct job_state *j, int r,
 	rs->status = RANK_FAILED;
 	backend_event(b, j->name, "failed", r, node, "rank %d on %s %s", r,
 	    node, rs->exit_reason);
+	/* The other ranks fail on the dead link within the timeout and exit;
+	 * the detectors kill any that linger. */
+	backend_failover(b, j, r, rs->exit_reason);
+	if (j->restart.pending)
+		rs->status = RANK_EXITED;
 	backend_job_done(b, j);
 }
 
@@ -64,6 +77,11 @@ backend_rank_metrics(struct job_state *j, int r, const json_t *m)
 {
 	struct rank_state *rs = &j->ranks[r];
 
+	if (json_is_true(json_object_get(m, "paused"))) {
+		rs->last_seen = clock_mono();	/* a heartbeat only */
+		rs->paused = true;
+		return;
+	}
 	rs->step = (long)json_integer_value(json_object_get(m, "step"));
 	rs->epoch = (int)json_integer_value(json_object_get(m, "epoch"));
 	rs->loss = json_number_value(json_object_get(m, "loss"));
@@ -71,8 +89,14 @@ backend_rank_metrics(struct job_state *j, int r, const json_t *m)
 	rs->step_ms = json_number_value(json_object_get(m, "step_ms"));
 	rs->comm_ms = json_number_value(json_object_get(m, "comm_ms"));
 	rs->data_wait_ms = json_number_value(json_object_get(m, "data_wait_ms"));
+	rs->last_seen = clock_mono();
+	rs->paused = false;
 	rs->rss = (long)json_integer_value(json_object_get(m, "rss"));
 	rs->heartbeat = json_number_value(json_object_get(m, "heartbeat"));
+	rs->compute_ms = json_number_value(json_object_get(m, "compute_ms"));
+	series_push(&rs->h_compute_ms, (float)rs->compute_ms);
+	series_push(&rs->h_rss, (float)rs->rss);
+	series_push(&rs->h_step, (float)rs->step);
 	series_push(&rs->h_loss, (float)rs->loss);
 	series_push(&rs->h_samples, (float)rs->samples_per_s);
 	series_push(&rs->h_step_ms, (float)rs->step_ms);
@@ -161,7 +185,13 @@ backend_agent_frame(struct backend *b, struct fleet_node *fn, json_t *msg)
 		backend_rank_exit(b, j, r, msg);
 		return;
 	} else if (proto_is(msg, MSG_EVENT)) {
+		const char *kind = json_string_value(json_object_get(msg, "kind"));
 		json_t *copy = json_deep_copy(msg);
+
+		if (kind != NULL && strcmp(kind, "paused") == 0)
+			j->paused = true;
+		else if (kind != NULL && strcmp(kind, "resumed") == 0)
+			j->paused = false;
 		journal_append(b->journal, copy);
 		json_decref(copy);
 	}
@@ -279,6 +309,10 @@ backend_poll_locked(struct backend *b, int timeout_ms)
 		}
 	}
 	store_tick(b->store, clock_mono());
+	if (clock_mono() >= b->next_detect) {
+		detect_tick(b, clock_mono());
+		b->next_detect = clock_mono() + 1.0;
+	}
 	rc = b->detach ? -1 : 0;
 	pthread_mutex_unlock(&b->mu);
 	return rc;

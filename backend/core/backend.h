@@ -49,11 +49,33 @@ struct rank_state {
 	long		 step;
 	int		 epoch;
 	double		 loss, samples_per_s, step_ms, comm_ms, data_wait_ms;
+	double		 compute_ms;
 	long		 rss;
+	bool		 paused;
+	double		 last_seen;	/* CLOCK_MONOTONIC of the last metrics */
 	double		 heartbeat;	/* wall-clock seconds of the last metrics */
 	char		 exit_reason[128];
 	struct series	 h_loss, h_samples, h_step_ms;
+	struct series	 h_compute_ms, h_rss, h_step;	/* for the detectors */
 };
+
+struct submit_opts {
+	bool	 resume;
+	int	 stop_after_epochs;
+	int	 trace_steps;
+	int	 slow_data_ms;
+	/* Faults for tests (--inject), each on one rank (-1: every rank),
+	 * for the first launch only. */
+	int	 slow_ms, slow_rank;
+	long	 leak_bytes;
+	int	 leak_rank;
+	long	 crash_at;
+	int	 crash_rank;
+};
+
+/* Commands that travel to the workers with a sequence number. */
+enum job_cmd { JOB_CMD_STOP, JOB_CMD_PAUSE, JOB_CMD_CHECKPOINT,
+	JOB_CMD_RESUME, JOB_CMD_COUNT };
 
 struct job_state {
 	char		 name[SPEC_NAME_MAX];
@@ -67,6 +89,18 @@ struct job_state {
 	json_t		*summary;	/* rank 0's, once it arrives */
 	json_t		*epochs;	/* epoch frames, in order */
 	bool		 done;		/* every rank has exited */
+	bool		 paused;
+	struct submit_opts opts;	/* as submitted */
+	long		 seq[JOB_CMD_COUNT];
+	int		 restarts;
+	struct {			/* a re-formation under way */
+		bool	 pending;
+		int	*node_of;	/* the placement to relaunch with */
+		char	 kind[16];	/* migrated | failover | restarted */
+		char	 reason[256];
+		double	 since;		/* CLOCK_MONOTONIC */
+	} restart;
+	double		 grace_until;	/* detectors wait after a launch */
 };
 
 struct backend_observer {
@@ -81,13 +115,6 @@ struct backend_opts {
 	const struct cluster_spec *cluster;
 	bool			 takeover;
 	struct backend_observer	 obs;
-};
-
-struct submit_opts {
-	bool	 resume;
-	int	 stop_after_epochs;
-	int	 trace_steps;
-	int	 slow_data_ms;
 };
 
 struct backend;

@@ -18,6 +18,7 @@
 #include <zlib.h>
 
 #include "backend/core/clock.h"
+#include "backend/core/xmalloc.h"
 #include "backend/worker/checkpoint.h"
 #include "backend/worker/data.h"
 #include "backend/worker/model.h"
@@ -40,6 +41,8 @@ struct trainer {
 	long		 step, step_in_epoch, last_ckpt;
 	int		 epoch;
 	int		 stop;		/* agreed by every rank */
+	void		**leaks;	/* --inject leak: kept on purpose */
+	long		 nleaks;
 	uint64_t	 bytes_sent, bytes_dense;
 	char		 last_path[4096];
 };
@@ -191,6 +194,50 @@ train_setup(struct trainer *t, char *err, size_t errlen)
 	return train_share_state(t, err, errlen);
 }
 
+/* The faults a test asks for (--inject), after the step they follow. */
+static void
+train_inject(struct trainer *t)
+{
+	const struct train_config *c = t->cfg;
+
+	if (c->slow_ms > 0)
+		nanosleep(&(struct timespec){ c->slow_ms / 1000,
+		    (c->slow_ms % 1000) * 1000000L }, NULL);
+	if (c->leak_bytes > 0) {
+		t->leaks = xreallocarray(t->leaks, (size_t)t->nleaks + 1,
+		    sizeof *t->leaks);
+		t->leaks[t->nleaks] = xmalloc((size_t)c->leak_bytes);
+		memset(t->leaks[t->nleaks++], 0xa5, (size_t)c->leak_bytes);
+	}
+	if (c->crash_at > 0 && t->step == c->crash_at) {
+		fprintf(stderr, "injected crash at step %ld\n", t->step);
+		abort();
+	}
+}
+
+/* Act on the controls every rank agreed on at this step. */
+static int
+train_control(struct trainer *t, unsigned agreed, char *err, size_t errlen)
+{
+	const struct train_hooks *h = t->hooks;
+
+	if (agreed == 0)
+		return 0;
+	if (h->agreed != NULL)
+		h->agreed(h->ctx, agreed);
+	if (agreed & (1u << CTL_CHECKPOINT)) {
+		t->last_ckpt = -1;	/* write even if one exists for this step */
+		if (train_checkpoint(t, err, errlen) != 0)
+			train_event(t, "checkpoint", "%s", err);
+	}
+	if (agreed & (1u << CTL_STOP))
+		t->stop = 1;
+	else if ((agreed & (1u << CTL_PAUSE)) && h->paused != NULL &&
+	    h->paused(h->ctx))
+		t->stop = 1;
+	return 0;
+}
+
 /* One optimizer step: accum micro-batches, the exchange, the update.
  * The stop request and the loss ride in the two floats after the
  * gradients, so every rank learns the global loss and agrees on stopping
@@ -205,6 +252,7 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 	float		 scale = 1.0f / (float)t->job->train.batch.global;
 	double		 t0 = clock_mono(), t1, t2, w0 = *wait, local = 0;
 	struct step_report r = { 0 };
+	unsigned	 req, agreed = 0;
 
 	memset(m->grads, 0, (n + MODEL_GRAD_EXTRA) * sizeof(float));
 	for (int a = 0; a < t->accum; a++) {
@@ -218,8 +266,10 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 		local += model_forward(m, b->x, b->y, b->n, NULL);
 		model_backward(m, b->x, b->y, b->n, scale);
 	}
-	m->grads[n] = h->should_stop != NULL && h->should_stop(h->ctx);
-	m->grads[n + 1] = (float)(local * scale);
+	m->grads[n] = (float)(local * scale);
+	req = h->requests != NULL ? h->requests(h->ctx) : 0;
+	for (int c = 0; c < CTL_COUNT; c++)
+		m->grads[n + 1 + c] = (req >> c) & 1;
 	t1 = clock_mono();
 	if (h->allreduce != NULL && t->cfg->world > 1) {
 		if (h->allreduce(h->ctx, m->grads, n + MODEL_GRAD_EXTRA, err,
@@ -229,8 +279,9 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 		t->bytes_dense += n * sizeof(float);
 	}
 	t2 = clock_mono();
-	t->stop = m->grads[n] > 0;
-	r.loss = m->grads[n + 1];
+	for (int c = 0; c < CTL_COUNT; c++)
+		agreed |= (m->grads[n + 1 + c] > 0) << c;
+	r.loss = m->grads[n];
 	*loss += r.loss;
 	r.lr = lr_at(t->job, t->step, t->total_steps);
 	optimizer_step(t->opt, m->params, m->grads, (float)r.lr);
@@ -249,7 +300,8 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 		r.accum = t->accum;
 		h->on_step(h->ctx, &r);
 	}
-	return 0;
+	train_inject(t);
+	return train_control(t, agreed, err, errlen);
 }
 
 static void
@@ -365,6 +417,9 @@ out:
 	loader_stop(t.loader);
 	model_free(t.model);
 	optimizer_free(t.opt);
+	for (long i = 0; i < t.nleaks; i++)
+		free(t.leaks[i]);
+	free(t.leaks);
 	data_free(&t.train);
 	data_free(&t.test);
 	return rc;

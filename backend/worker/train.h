@@ -52,6 +52,10 @@ struct train_summary {
 	char		 params_crc32[9];	/* of the final parameters */
 };
 
+/* Controls that every rank must act on at the same step: requests ride
+ * the gradient exchange, and a control happens when any rank asks. */
+enum train_ctl { CTL_STOP, CTL_PAUSE, CTL_CHECKPOINT, CTL_COUNT };
+
 struct train_hooks {
 	void	*ctx;
 	/* Sum n floats across ranks in place; NULL with one rank. */
@@ -68,9 +72,14 @@ struct train_hooks {
 	void	(*on_epoch)(void *ctx, const struct epoch_report *);
 	/* kind is one of DESIGN.md section 3's event kinds. */
 	void	(*on_event)(void *ctx, const char *kind, const char *reason);
-	/* Nonzero when this rank asks to checkpoint and stop.  Requests
-	 * travel with the gradients, so every rank stops at the same step. */
-	int	(*should_stop)(void *ctx);
+	/* The controls this rank asks for (bit i: enum train_ctl i). */
+	unsigned (*requests)(void *ctx);
+	/* The ranks agreed on these controls at this step (same bits on
+	 * every rank). */
+	void	(*agreed)(void *ctx, unsigned bits);
+	/* Paused at a step boundary: block until resumed (return 0) or asked
+	 * to stop (return 1). */
+	int	(*paused)(void *ctx);
 };
 
 struct train_config {
@@ -80,6 +89,9 @@ struct train_config {
 	bool		 resume;
 	int		 stop_after_epochs;	/* 0 = run to the end */
 	int		 slow_data_ms;		/* --inject slow-data=MS */
+	int		 slow_ms;		/* --inject slow=MS: per step */
+	long		 leak_bytes;		/* --inject leak=BYTES: per step */
+	long		 crash_at;		/* --inject crash-at=STEP; 0 = no */
 };
 
 /* Run the job to its end (or a stop).  Returns 0, or -1 with err set. */

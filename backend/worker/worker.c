@@ -39,7 +39,14 @@ struct worker {
 	json_t		*box;		/* store answers, by "req" */
 	bool		 link_down;
 	long		 next_req;
-	atomic_int	 stop;
+	atomic_int	 stop;		/* SIGTERM or a lost link: stop now */
+	/* Commands by kind (enum train_ctl, and resume): the newest sequence
+	 * number received, and how many were agreed (or, for resume, done).
+	 * Agreements happen in step with every other rank, so `done` is the
+	 * same everywhere and a command that reaches a rank late is not
+	 * acted on twice. */
+	atomic_long	 seq[CTL_COUNT + 1];
+	long		 done[CTL_COUNT + 1];
 
 	struct job_spec	 job;
 	char		 node[64];
@@ -59,6 +66,27 @@ worker_send(struct worker *w, json_t *msg)
 		fprintf(stderr, "worker: link to agent: %s\n", strerror(errno));
 	pthread_mutex_unlock(&w->send_lock);
 	json_decref(msg);
+}
+
+#define CMD_RESUME CTL_COUNT
+
+static void
+worker_command(struct worker *w, const char *cmd, const json_t *msg)
+{
+	static const char *names[CTL_COUNT + 1] = { "stop", "pause",
+	    "checkpoint", "resume" };
+	long	 seq = (long)json_integer_value(json_object_get(msg, "seq"));
+
+	for (int c = 0; c <= CTL_COUNT; c++) {
+		if (strcmp(cmd, names[c]) != 0)
+			continue;
+		if (seq <= 0)		/* no sequence: a one-off request */
+			seq = atomic_load(&w->seq[c]) + 1;
+		if (seq > atomic_load(&w->seq[c]))
+			atomic_store(&w->seq[c], seq);
+		return;
+	}
+	fprintf(stderr, "worker: ignoring command '%s'\n", cmd);
 }
 
 static void *
@@ -85,9 +113,8 @@ worker_reader(void *arg)
 				json_object_set(w->box, key, msg);
 				pthread_cond_broadcast(&w->box_cond);
 				pthread_mutex_unlock(&w->box_lock);
-			} else if (proto_is(msg, MSG_CMD) && cmd != NULL &&
-			    strcmp(cmd, "stop") == 0)
-				atomic_store(&w->stop, 1);
+			} else if (proto_is(msg, MSG_CMD) && cmd != NULL)
+				worker_command(w, cmd, msg);
 			json_decref(msg);
 		}
 		if (rc < 0 || n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
@@ -266,10 +293,60 @@ worker_on_event(void *ctx, const char *kind, const char *reason)
 	    "node", w->node, "reason", reason));
 }
 
-static int
-worker_should_stop(void *ctx)
+static unsigned
+worker_requests(void *ctx)
 {
-	return atomic_load(&((struct worker *)ctx)->stop);
+	struct worker	*w = ctx;
+	unsigned	 bits = 0;
+
+	for (int c = 0; c < CTL_COUNT; c++) {
+		if (atomic_load(&w->seq[c]) > w->done[c])
+			bits |= 1u << c;
+	}
+	if (atomic_load(&w->stop))
+		bits |= 1u << CTL_STOP;
+	return bits;
+}
+
+static void
+worker_agreed(void *ctx, unsigned bits)
+{
+	struct worker	*w = ctx;
+
+	for (int c = 0; c < CTL_COUNT; c++) {
+		if (bits & (1u << c))
+			w->done[c]++;
+	}
+}
+
+/* Hold at the step boundary until a resume or a stop arrives, sending a
+ * heartbeat a second so the backend knows the rank is alive. */
+static int
+worker_paused(void *ctx)
+{
+	struct worker	*w = ctx;
+	double		 last = 0;
+
+	worker_on_event(w, "paused", "holding at the step boundary");
+	for (;;) {
+		if (atomic_load(&w->stop) ||
+		    atomic_load(&w->seq[CTL_STOP]) > w->done[CTL_STOP])
+			return 1;
+		if (atomic_load(&w->seq[CMD_RESUME]) > w->done[CMD_RESUME]) {
+			w->done[CMD_RESUME]++;
+			worker_on_event(w, "resumed", "continuing");
+			return 0;
+		}
+		if (clock_mono() - last >= 1.0) {
+			last = clock_mono();
+			worker_send(w, json_pack("{s:s, s:s, s:s, s:i, s:b, s:f, "
+			    "s:I}", "t", MSG_METRICS, "scope", "rank", "job",
+			    w->job.name, "rank", w->rank, "paused", 1,
+			    "heartbeat", (double)time(NULL),
+			    "pid", (json_int_t)getpid()));
+		}
+		nanosleep(&(struct timespec){ 0, 50 * 1000000L }, NULL);
+	}
 }
 
 static void
@@ -347,7 +424,8 @@ worker_main(int argc, char **argv)
 	struct spec_errors	 errs = { 0 };
 	struct train_config	 cfg = { 0 };
 	struct train_hooks	 hooks = { .ctx = &w, .on_epoch = worker_on_epoch,
-	    .on_event = worker_on_event, .should_stop = worker_should_stop,
+	    .on_event = worker_on_event, .requests = worker_requests,
+	    .agreed = worker_agreed, .paused = worker_paused,
 	    .on_step = worker_on_step };
 	struct train_summary	 sum;
 	struct sigaction	 sa = { .sa_handler = worker_on_sigterm };
@@ -406,6 +484,11 @@ worker_main(int argc, char **argv)
 	cfg.resume = json_is_true(json_object_get(launch, "resume"));
 	cfg.stop_after_epochs = worker_int(launch, "stop_after_epochs", 0);
 	cfg.slow_data_ms = worker_int(launch, "slow_data_ms", 0);
+	cfg.slow_ms = worker_int(launch, "slow_ms", 0);
+	cfg.leak_bytes = (long)json_integer_value(json_object_get(launch,
+	    "leak_bytes"));
+	cfg.crash_at = (long)json_integer_value(json_object_get(launch,
+	    "crash_at"));
 	if (w.world > 1) {
 		cc.rank = w.rank;
 		cc.world = w.world;

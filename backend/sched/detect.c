@@ -1,0 +1,222 @@
+/*
+ * detect.c: the detectors.  Once a second they read the state model and,
+ * following each job's policy, act without the operator:
+ *
+ *  - a rank whose heartbeat is older than policy.failover.heartbeat_timeout
+ *    is killed, which makes it a dead rank: failover;
+ *  - a straggler, whose compute time per step over the window
+ *    (policy.failover.for) is more than twice the median rank's, or a rank
+ *    whose compute share stays under policy.failover.low_util while the
+ *    median rank's does not, is migrated to a free spare node;
+ *  - a rank whose memory (RSS) grows steadily -- the least-squares slope
+ *    over the last policy.leak.check_every steps, times check_every, over
+ *    policy.leak.growth_limit -- is checkpointed and restarted;
+ *  - the ranks of a re-formation that do not exit in time are killed.
+ *
+ * Each decision goes to the journal and the events with its reason.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/core/backend-internal.h"
+#include "backend/core/xmalloc.h"
+#include "backend/proto/proto.h"
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double	 x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The mean of the last n values of a series (n clamped to its length). */
+static double
+series_mean(const struct series *s, int n)
+{
+	double	 sum = 0;
+
+	if (n > s->len)
+		n = s->len;
+	if (n <= 0)
+		return 0;
+	for (int i = s->len - n; i < s->len; i++)
+		sum += series_get(s, i);
+	return sum / n;
+}
+
+static void
+kill_rank(struct backend *b, struct job_state *j, int r)
+{
+	json_t	*m = json_pack("{s:s, s:s, s:s, s:i}", "t", MSG_CMD, "cmd",
+	    "kill", "job", j->name, "rank", r);
+
+	fleet_send(&b->fleet.nodes[j->ranks[r].node], m);
+	json_decref(m);
+}
+
+static int
+free_spare(struct backend *b, const struct job_state *j)
+{
+	for (int n = 0; n < b->fleet.n; n++) {
+		const struct node_spec *ns = &b->cluster->nodes[n];
+
+		if (ns->spare && b->fleet.nodes[n].fd >= 0 &&
+		    ns->cpu_slots - b->used[n] > 0 &&
+		    j->spec.resources.device == DEVICE_CPU)
+			return n;
+	}
+	return -1;
+}
+
+static void
+migrate_to_spare(struct backend *b, struct job_state *j, int r,
+    const char *why)
+{
+	int	 spare = free_spare(b, j), *node_of;
+
+	if (spare < 0)
+		return;		/* nowhere better to go */
+	node_of = xcalloc((size_t)j->world, sizeof *node_of);
+	for (int i = 0; i < j->world; i++)
+		node_of[i] = j->ranks[i].node;
+	node_of[r] = spare;
+	backend_restart(b, j, node_of, "migrated", "rank %d: %s -> %s (%s)", r,
+	    b->cluster->nodes[j->ranks[r].node].name,
+	    b->cluster->nodes[spare].name, why);
+	free(node_of);
+}
+
+/* Least-squares slope of RSS against step over the samples of the last
+ * `steps` steps, in bytes per step. */
+static int
+rss_slope(const struct rank_state *rs, long steps, double *slope)
+{
+	double	 sx = 0, sy = 0, sxx = 0, sxy = 0, n = 0;
+	long	 newest;
+
+	if (rs->h_step.len < 4)
+		return -1;
+	newest = (long)series_get(&rs->h_step, rs->h_step.len - 1);
+	for (int i = rs->h_step.len - 1; i >= 0; i--) {
+		double x = series_get(&rs->h_step, i);
+		double y = series_get(&rs->h_rss, i);
+
+		if (x < newest - steps)
+			break;
+		sx += x;
+		sy += y;
+		sxx += x * x;
+		sxy += x * y;
+		n++;
+	}
+	if (n < 4 || n * sxx - sx * sx <= 0)
+		return -1;
+	*slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+	return 0;
+}
+
+static void
+detect_job(struct backend *b, struct job_state *j, double now)
+{
+	const struct job_spec *sp = &j->spec;
+	int	 window = (int)sp->policy.low_util_for_s, nr = 0;
+	double	 compute[1024], share[1024], med_c, med_s;
+	char	 why[256];
+
+	if (j->restart.pending) {
+		if (now - j->restart.since > sp->policy.heartbeat_timeout_s + 5) {
+			for (int r = 0; r < j->world; r++) {
+				if (j->ranks[r].status == RANK_RUNNING)
+					kill_rank(b, j, r);
+			}
+		}
+		return;
+	}
+	if (now < j->grace_until || j->paused)
+		return;
+	for (int r = 0; r < j->world; r++) {
+		const struct rank_state *rs = &j->ranks[r];
+
+		if (rs->status == RANK_RUNNING && !rs->paused &&
+		    now - rs->last_seen > sp->policy.heartbeat_timeout_s) {
+			backend_event(b, j->name, "failover", r,
+			    b->cluster->nodes[rs->node].name, "rank %d: no "
+			    "heartbeat for %.0f s (timeout %.0f s); killing it",
+			    r, now - rs->last_seen, sp->policy.heartbeat_timeout_s);
+			kill_rank(b, j, r);
+			return;
+		}
+	}
+	/* Stragglers and low utilisation need a full window of samples. */
+	if (window < 1)
+		window = 1;
+	for (int r = 0; r < j->world && r < 1024; r++) {
+		const struct rank_state *rs = &j->ranks[r];
+		double	 step = series_mean(&rs->h_step_ms, window);
+
+		if (rs->h_compute_ms.len < window)
+			return;
+		compute[r] = series_mean(&rs->h_compute_ms, window);
+		share[r] = step > 0 ? compute[r] / step : 1;
+		nr++;
+	}
+	if (nr >= 2) {
+		double	 sc[1024], ss[1024];
+
+		memcpy(sc, compute, sizeof(double) * (size_t)nr);
+		memcpy(ss, share, sizeof(double) * (size_t)nr);
+		qsort(sc, (size_t)nr, sizeof *sc, cmp_double);
+		qsort(ss, (size_t)nr, sizeof *ss, cmp_double);
+		med_c = sc[nr / 2];
+		med_s = ss[nr / 2];
+		for (int r = 0; r < nr; r++) {
+			if (compute[r] > 2 * med_c && med_c > 0) {
+				snprintf(why, sizeof why, "straggler: %.1f ms of "
+				    "compute per step against a median of %.1f ms "
+				    "over %d s", compute[r], med_c, window);
+				migrate_to_spare(b, j, r, why);
+				return;
+			}
+			if (share[r] < sp->policy.low_util &&
+			    med_s >= sp->policy.low_util) {
+				snprintf(why, sizeof why, "utilisation %.0f%% under "
+				    "%.0f%% for %d s", 100 * share[r],
+				    100 * sp->policy.low_util, window);
+				migrate_to_spare(b, j, r, why);
+				return;
+			}
+		}
+	}
+	for (int r = 0; r < j->world; r++) {
+		double	 slope;
+		long	 every = sp->policy.leak_check_every;
+
+		if (rss_slope(&j->ranks[r], every, &slope) != 0 ||
+		    slope * every <= (double)sp->policy.leak_growth_limit)
+			continue;
+		{
+			int *node_of = xcalloc((size_t)j->world, sizeof *node_of);
+
+			for (int i = 0; i < j->world; i++)
+				node_of[i] = j->ranks[i].node;
+			backend_restart(b, j, node_of, "restarted", "rank %d: "
+			    "memory grows %.1f MiB per %ld steps (limit %.1f "
+			    "MiB); checkpoint and restart", r,
+			    slope * every / 1048576.0, every,
+			    sp->policy.leak_growth_limit / 1048576.0);
+			free(node_of);
+		}
+		return;
+	}
+}
+
+void
+detect_tick(struct backend *b, double now)
+{
+	for (int i = 0; i < b->njobs; i++) {
+		if (!b->jobs[i].done)
+			detect_job(b, &b->jobs[i], now);
+	}
+}
