@@ -8,6 +8,7 @@
  * running, after the process that started it has gone.
  */
 #include <getopt.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,20 +118,61 @@ run_summary(const struct run_ctx *ctx, const struct job_state *j)
 	json_decref(s);
 }
 
+/* Parse --inject KIND=VALUE[@RANK]: faults for tests, on one rank or all. */
 static int
 run_inject(const char *arg, struct submit_opts *so)
 {
-	char	*end;
-	long	 ms;
+	char	 kind[32], *eq = strchr(arg, '='), *end, *at;
+	double	 v;
+	long	 rank = -1;
+	uint64_t bytes;
 
-	if (strncmp(arg, "slow-data=", 10) == 0) {
-		ms = strtol(arg + 10, &end, 10);
-		if (*end == '\0' && end != arg + 10 && ms >= 0 && ms <= 60000) {
-			so->slow_data_ms = (int)ms;
+	if (eq == NULL || (size_t)(eq - arg) >= sizeof kind)
+		goto bad;
+	memcpy(kind, arg, (size_t)(eq - arg));
+	kind[eq - arg] = '\0';
+	if ((at = strchr(eq + 1, '@')) != NULL) {
+		rank = strtol(at + 1, &end, 10);
+		if (*end != '\0' || end == at + 1 || rank < 0)
+			goto bad;
+	}
+	{
+		char	 val[64];
+		size_t	 n = at != NULL ? (size_t)(at - eq - 1) : strlen(eq + 1);
+
+		if (n == 0 || n >= sizeof val)
+			goto bad;
+		memcpy(val, eq + 1, n);
+		val[n] = '\0';
+		if (strcmp(kind, "leak") == 0) {
+			/* "1MiB/step" or "1MiB" */
+			char *slash = strstr(val, "/step");
+			if (slash != NULL)
+				*slash = '\0';
+			if (spec_parse_size(val, &bytes) != 0)
+				goto bad;
+			so->leak_bytes = (long)bytes;
+			so->leak_rank = (int)rank;
 			return 0;
 		}
+		v = strtod(val, &end);
+		if (*end != '\0' || v < 0 || v > 1e9)
+			goto bad;
 	}
-	fprintf(stderr, "hunter run: bad --inject '%s' (known: slow-data=MS)\n",
+	if (strcmp(kind, "slow-data") == 0 && rank < 0)
+		so->slow_data_ms = (int)v;
+	else if (strcmp(kind, "slow") == 0) {
+		so->slow_ms = (int)v;
+		so->slow_rank = (int)rank;
+	} else if (strcmp(kind, "crash-at") == 0 && v >= 1) {
+		so->crash_at = (long)v;
+		so->crash_rank = (int)rank;
+	} else
+		goto bad;
+	return 0;
+bad:
+	fprintf(stderr, "hunter run: bad --inject '%s' (known: slow-data=MS, "
+	    "slow=MS[@RANK], leak=SIZE/step[@RANK], crash-at=STEP[@RANK])\n",
 	    arg);
 	return -1;
 }
@@ -167,7 +209,8 @@ cmd_run(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct run_ctx		 ctx = { 0 };
-	struct submit_opts	 so = { 0 };
+	struct submit_opts	 so = { .slow_rank = -1, .leak_rank = -1,
+	    .crash_rank = -1 };
 	struct cluster_spec	 cluster;
 	struct backend_opts	 bo = { .cluster = &cluster,
 	    .obs = { .ctx = &ctx, .on_frame = run_on_frame } };
@@ -275,7 +318,7 @@ cmd_run(int argc, char **argv)
 const struct cmd_entry cmd_run_entry = {
 	.name = "run",
 	.usage = "[--json] [--cluster FILE] [--resume] [--takeover] "
-	    "[--stop-after-epochs N] [--trace-steps N] [--inject slow-data=MS] "
+	    "[--stop-after-epochs N] [--trace-steps N] [--inject KIND=VALUE[@RANK]] "
 	    "JOB.yaml\n       hunter run --attach [--json] [JOB-NAME]",
 	.summary = "run a job on the cluster without the console; progress lines or JSON lines on stdout",
 	.exec = cmd_run,

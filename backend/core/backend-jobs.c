@@ -193,7 +193,7 @@ backend_submit(struct backend *b, const char *spec_file,
 	backend_journal_job(b, j);
 	backend_event(b, j->name, "placed", -1, NULL, "%d ranks on %s",
 	    j->world, placement_text(b, j));
-	j->grace_until = clock_mono() + 5;
+	j->grace_until = clock_mono() + 2;
 	for (int r = 0; r < j->world; r++)
 		backend_launch_rank(b, j, r);
 	return 0;
@@ -372,7 +372,7 @@ backend_relaunch(struct backend *b, struct job_state *j)
 	backend_event(b, j->name, j->restart.kind, -1, NULL, "%s; generation "
 	    "%d on %s, resuming from the newest checkpoint", j->restart.reason,
 	    j->generation, placement_text(b, j));
-	j->grace_until = clock_mono() + 10;
+	j->grace_until = clock_mono() + 3;
 	for (int r = 0; r < j->world; r++)
 		backend_launch_rank(b, j, r);
 }
@@ -407,7 +407,7 @@ backend_failover(struct backend *b, struct job_state *j, int rank,
 	free(node_of);
 }
 
-static void
+static int
 backend_migrate(struct backend *b, struct job_state *j, const json_t *cmd)
 {
 	json_t		*rj = json_object_get(cmd, "rank");
@@ -420,14 +420,14 @@ backend_migrate(struct backend *b, struct job_state *j, const json_t *cmd)
 		backend_event(b, j->name, "refused", r, node, "migrate needs a "
 		    "rank of %s (0..%d) and a node of the cluster", j->name,
 		    j->world - 1);
-		return;
+		return -1;
 	}
 	to = (int)(fn - b->fleet.nodes);
 	if (to == j->ranks[r].node || node_free(b, j, to) <= 0) {
 		backend_event(b, j->name, "refused", r, node, "rank %d cannot "
 		    "move to %s: %s", r, node, to == j->ranks[r].node ?
 		    "it is there already" : "no free slot");
-		return;
+		return -1;
 	}
 	node_of = xcalloc((size_t)j->world, sizeof *node_of);
 	for (int i = 0; i < j->world; i++)
@@ -435,10 +435,14 @@ backend_migrate(struct backend *b, struct job_state *j, const json_t *cmd)
 	node_of[r] = to;
 	if (backend_restart(b, j, node_of, "migrated", "rank %d: %s -> %s (%s)",
 	    r, b->cluster->nodes[j->ranks[r].node].name, node,
-	    json_string_value(json_object_get(cmd, "reason")) ?: "operator") != 0)
+	    json_string_value(json_object_get(cmd, "reason")) ?: "operator") != 0) {
 		backend_event(b, j->name, "refused", r, node, "a re-formation "
 		    "is already under way");
+		free(node_of);
+		return -1;
+	}
 	free(node_of);
+	return 0;
 }
 
 /* A command from a front end (posted, or from console.sock).  Returns
@@ -487,10 +491,8 @@ backend_command(struct backend *b, const json_t *cmd)
 		backend_send_cmd(b, j, (enum job_cmd)k);
 		return 0;
 	}
-	if (strcmp(c, "migrate") == 0) {
-		backend_migrate(b, j, cmd);
-		return 0;
-	}
+	if (strcmp(c, "migrate") == 0)
+		return backend_migrate(b, j, cmd);
 	backend_event(b, j->name, "refused", -1, NULL, "unknown command '%s'", c);
 	return -1;
 }

@@ -95,6 +95,7 @@ backend_rank_metrics(struct job_state *j, int r, const json_t *m)
 	rs->heartbeat = json_number_value(json_object_get(m, "heartbeat"));
 	rs->compute_ms = json_number_value(json_object_get(m, "compute_ms"));
 	series_push(&rs->h_compute_ms, (float)rs->compute_ms);
+	series_push(&rs->h_comm_ms, (float)rs->comm_ms);
 	series_push(&rs->h_rss, (float)rs->rss);
 	series_push(&rs->h_step, (float)rs->step);
 	series_push(&rs->h_loss, (float)rs->loss);
@@ -236,9 +237,24 @@ backend_console_input(struct backend *b, int i)
 		if (proto_is(msg, MSG_CMD) && cmd != NULL &&
 		    strcmp(cmd, "detach") == 0)
 			b->detach = true;
-		else if (proto_is(msg, MSG_CMD) && cmd != NULL)
-			backend_command(b, msg);
-		else
+		else if (proto_is(msg, MSG_CMD) && cmd != NULL) {
+			size_t	 ne = json_array_size(b->events);
+			json_t	*last;
+
+			/* A refusal is the event the command just raised. */
+			if (backend_command(b, msg) == 0)
+				proto_send_new(p->fd, json_pack("{s:s, s:s}", "t",
+				    "ok", "reason", "accepted"));
+			else {
+				last = json_array_size(b->events) > ne ?
+				    json_array_get(b->events,
+				    json_array_size(b->events) - 1) : NULL;
+				proto_send_new(p->fd, json_pack("{s:s, s:s}", "t",
+				    MSG_ERROR, "reason", last != NULL ?
+				    json_string_value(json_object_get(last,
+				    "reason")) : "refused"));
+			}
+		} else
 			proto_send_new(p->fd, json_pack("{s:s, s:s}", "t",
 			    MSG_ERROR, "reason", "expected a cmd frame"));
 		json_decref(msg);

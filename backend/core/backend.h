@@ -56,7 +56,7 @@ struct rank_state {
 	double		 heartbeat;	/* wall-clock seconds of the last metrics */
 	char		 exit_reason[128];
 	struct series	 h_loss, h_samples, h_step_ms;
-	struct series	 h_compute_ms, h_rss, h_step;	/* for the detectors */
+	struct series	 h_compute_ms, h_comm_ms, h_rss, h_step; /* detectors */
 };
 
 struct submit_opts {

@@ -5,9 +5,10 @@
  *  - a rank whose heartbeat is older than policy.failover.heartbeat_timeout
  *    is killed, which makes it a dead rank: failover;
  *  - a straggler, whose compute time per step over the window
- *    (policy.failover.for) is more than twice the median rank's, or a rank
- *    whose compute share stays under policy.failover.low_util while the
- *    median rank's does not, is migrated to a free spare node;
+ *    (policy.failover.for) is more than twice the median of the others', or
+ *    a rank whose compute share of the time it does not spend waiting on
+ *    peers stays under policy.failover.low_util while the others' median
+ *    does not, is migrated to a free spare node;
  *  - a rank whose memory (RSS) grows steadily -- the least-squares slope
  *    over the last policy.leak.check_every steps, times check_every, over
  *    policy.leak.growth_limit -- is checkpointed and restarted;
@@ -117,13 +118,65 @@ rss_slope(const struct rank_state *rs, long steps, double *slope)
 	return 0;
 }
 
+/* The median of v[0..n) without v[skip]. */
+static double
+median_others(const double *v, int n, int skip)
+{
+	double	 tmp[1024];
+	int	 k = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (i != skip)
+			tmp[k++] = v[i];
+	}
+	if (k == 0)
+		return 0;
+	qsort(tmp, (size_t)k, sizeof *tmp, cmp_double);
+	return k % 2 ? tmp[k / 2] : (tmp[k / 2 - 1] + tmp[k / 2]) / 2;
+}
+
+/* A straggler (compute per step over twice the others' median), else a
+ * rank busy under the utilisation threshold while the others' median is
+ * not: migrate it.  Utilisation is compute over the step less the time
+ * spent waiting on peers, so a rank that waits for a straggler is not
+ * blamed.  Returns whether it acted. */
+static int
+detect_slow(struct backend *b, struct job_state *j, const double *compute,
+    const double *share, int nr, int window)
+{
+	char	 why[256];
+	double	 med;
+
+	for (int r = 0; r < nr; r++) {
+		med = median_others(compute, nr, r);
+		if (med > 0 && compute[r] > 2 * med) {
+			snprintf(why, sizeof why, "straggler: %.1f ms of compute "
+			    "per step against a median of %.1f ms over %d s",
+			    compute[r], med, window);
+			migrate_to_spare(b, j, r, why);
+			return 1;
+		}
+	}
+	for (int r = 0; r < nr; r++) {
+		med = median_others(share, nr, r);
+		if (share[r] < j->spec.policy.low_util &&
+		    med >= j->spec.policy.low_util) {
+			snprintf(why, sizeof why, "utilisation %.0f%% under %.0f%% "
+			    "for %d s (the others: %.0f%%)", 100 * share[r],
+			    100 * j->spec.policy.low_util, window, 100 * med);
+			migrate_to_spare(b, j, r, why);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static void
 detect_job(struct backend *b, struct job_state *j, double now)
 {
 	const struct job_spec *sp = &j->spec;
 	int	 window = (int)sp->policy.low_util_for_s, nr = 0;
-	double	 compute[1024], share[1024], med_c, med_s;
-	char	 why[256];
+	double	 compute[1024], share[1024];
 
 	if (j->restart.pending) {
 		if (now - j->restart.since > sp->policy.heartbeat_timeout_s + 5) {
@@ -154,41 +207,19 @@ detect_job(struct backend *b, struct job_state *j, double now)
 		window = 1;
 	for (int r = 0; r < j->world && r < 1024; r++) {
 		const struct rank_state *rs = &j->ranks[r];
-		double	 step = series_mean(&rs->h_step_ms, window);
+		double	 busy = series_mean(&rs->h_step_ms, window) -
+		    series_mean(&rs->h_comm_ms, window);
 
-		if (rs->h_compute_ms.len < window)
-			return;
+		if (rs->h_compute_ms.len < window) {
+			nr = 0;
+			break;
+		}
 		compute[r] = series_mean(&rs->h_compute_ms, window);
-		share[r] = step > 0 ? compute[r] / step : 1;
+		share[r] = busy > 0 ? compute[r] / busy : 1;
 		nr++;
 	}
-	if (nr >= 2) {
-		double	 sc[1024], ss[1024];
-
-		memcpy(sc, compute, sizeof(double) * (size_t)nr);
-		memcpy(ss, share, sizeof(double) * (size_t)nr);
-		qsort(sc, (size_t)nr, sizeof *sc, cmp_double);
-		qsort(ss, (size_t)nr, sizeof *ss, cmp_double);
-		med_c = sc[nr / 2];
-		med_s = ss[nr / 2];
-		for (int r = 0; r < nr; r++) {
-			if (compute[r] > 2 * med_c && med_c > 0) {
-				snprintf(why, sizeof why, "straggler: %.1f ms of "
-				    "compute per step against a median of %.1f ms "
-				    "over %d s", compute[r], med_c, window);
-				migrate_to_spare(b, j, r, why);
-				return;
-			}
-			if (share[r] < sp->policy.low_util &&
-			    med_s >= sp->policy.low_util) {
-				snprintf(why, sizeof why, "utilisation %.0f%% under "
-				    "%.0f%% for %d s", 100 * share[r],
-				    100 * sp->policy.low_util, window);
-				migrate_to_spare(b, j, r, why);
-				return;
-			}
-		}
-	}
+	if (nr >= 2 && detect_slow(b, j, compute, share, nr, window))
+		return;
 	for (int r = 0; r < j->world; r++) {
 		double	 slope;
 		long	 every = sp->policy.leak_check_every;

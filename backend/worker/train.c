@@ -194,15 +194,28 @@ train_setup(struct trainer *t, char *err, size_t errlen)
 	return train_share_state(t, err, errlen);
 }
 
-/* The faults a test asks for (--inject), after the step they follow. */
+/* A step failed (a peer died mid-exchange): the parameters and the
+ * optimizer are still those after t->step steps, so rank 0 saves them;
+ * the failover then loses no step. */
+static void
+train_rescue(struct trainer *t)
+{
+	char	 err[512];
+
+	if (t->cfg->rank != 0 || t->step == t->last_ckpt)
+		return;
+	if (train_checkpoint(t, err, sizeof err) == 0)
+		train_event(t, "checkpoint", "saved step %ld after the group "
+		    "failed", t->step);
+}
+
+/* The faults a test asks for (--inject), after the step they follow;
+ * slow=MS sleeps inside the step's compute instead (train_step). */
 static void
 train_inject(struct trainer *t)
 {
 	const struct train_config *c = t->cfg;
 
-	if (c->slow_ms > 0)
-		nanosleep(&(struct timespec){ c->slow_ms / 1000,
-		    (c->slow_ms % 1000) * 1000000L }, NULL);
 	if (c->leak_bytes > 0) {
 		t->leaks = xreallocarray(t->leaks, (size_t)t->nleaks + 1,
 		    sizeof *t->leaks);
@@ -266,6 +279,9 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 		local += model_forward(m, b->x, b->y, b->n, NULL);
 		model_backward(m, b->x, b->y, b->n, scale);
 	}
+	if (t->cfg->slow_ms > 0)	/* --inject slow: a slow device */
+		nanosleep(&(struct timespec){ t->cfg->slow_ms / 1000,
+		    (t->cfg->slow_ms % 1000) * 1000000L }, NULL);
 	m->grads[n] = (float)(local * scale);
 	req = h->requests != NULL ? h->requests(h->ctx) : 0;
 	for (int c = 0; c < CTL_COUNT; c++)
@@ -360,6 +376,7 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 
 		while (t.step_in_epoch < t.steps_per_epoch && !stopped) {
 			if (train_step(&t, &loss, &wait, err, errlen) != 0) {
+				train_rescue(&t);
 				snprintf(sum->state, sizeof sum->state, "failed");
 				goto out;
 			}
