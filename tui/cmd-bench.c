@@ -7,6 +7,8 @@
  *           cblas_sgemm alone on the same shapes
  *   comm    dense allreduce between 2 ranks over Gloo (1M, 4M, 16M
  *           floats), against memcpy of the same size
+ *   compress  top-k and sampled-threshold selection plus encoding of
+ *           1M-64M floats, against memcpy of the same size
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@
 #include "backend/core/clock.h"
 #include "backend/comm/comm.h"
 #include "backend/core/rng.h"
+#include "backend/worker/compressor.h"
 #include "backend/core/xmalloc.h"
 #include "backend/worker/model.h"
 #include "backend/worker/optimizer.h"
@@ -133,12 +136,14 @@ cmd_bench(int argc, char **argv)
 		return bench_train();
 	if (argc == 2 && strcmp(argv[1], "comm") == 0)
 		return comm_bench();
+	if (argc == 2 && strcmp(argv[1], "compress") == 0)
+		return compress_bench();
 	return cmd_usage(&cmd_bench_entry);
 }
 
 const struct cmd_entry cmd_bench_entry = {
 	.name = "bench",
-	.usage = "train|comm",
+	.usage = "train|comm|compress",
 	.summary = "microbenchmarks that print ratios measured in one run",
 	.exec = cmd_bench,
 };

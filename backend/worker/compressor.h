@@ -1,0 +1,83 @@
+/*
+ * compressor.h: gradient compression (DGC-style) as a table of const
+ * descriptors: none, fp16, topk, threshold.  The numeric kernels live in
+ * kernels/cpu/compress.c; this is the glue a rank keeps between steps:
+ * the residual (error feedback), the momentum-correction velocity, the
+ * warm-up of the density, and the wire format.
+ *
+ * One step on one rank:
+ *   len = compressor_encode(c, grad, epoch_progress, out, cap);
+ *   ... allgatherv(out, len) across ranks ...
+ *   compressor_decode(c, all, lens, world, grad);   // grad := mean update
+ *
+ * Every rank decodes the same bytes in rank order, so every rank gets a
+ * bit-identical result.
+ */
+#ifndef HUNTER_COMPRESSOR_H
+#define HUNTER_COMPRESSOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend/spec/spec.h"
+
+struct compressor;
+
+struct compressor_type {
+	const char		*name;		/* "none", "fp16", "topk", "threshold" */
+	enum spec_compress	 method;
+};
+
+/* n: gradient length.  The job gives method, density, error_feedback,
+ * momentum_correction (with train.optimizer.momentum), warmup_epochs. */
+struct compressor *compressor_create(const struct job_spec *, size_t n,
+	    uint64_t seed);
+void	compressor_free(struct compressor *);
+const struct compressor_type *compressor_type(const struct compressor *);
+
+/* Upper bound of encode's output for this n. */
+size_t	compressor_max_bytes(const struct compressor *);
+
+/*
+ * Encode this rank's gradient (already scaled so that the SUM over ranks
+ * is the mean gradient).  epoch is the fractional epoch (for the
+ * warm-up).  Returns the bytes written to out.
+ */
+size_t	compressor_encode(struct compressor *, const float *grad,
+	    double epoch, uint8_t *out, size_t cap);
+
+/* Sum every rank's part into grad (n floats, overwritten) in rank order.
+ * Returns 0, or -1 on a malformed buffer. */
+int	compressor_decode(struct compressor *, const uint8_t *all,
+	    const size_t *lens, int world, float *grad);
+
+/* Whether the optimizer must skip its own momentum (momentum correction
+ * already folded it into what was sent). */
+int	compressor_owns_momentum(const struct compressor *);
+
+/* The density used by the last encode (after warm-up). */
+double	compressor_density(const struct compressor *);
+
+/* Error-feedback state, n floats each, NULL when unused: the residual v
+ * and the momentum-correction velocity u. */
+const float *compressor_residual(const struct compressor *);
+const float *compressor_velocity(const struct compressor *);
+
+/*
+ * Everything a checkpoint must keep for a bit-identical resume (v, u, the
+ * clipping mean and the sampling RNG) as one blob of state_bytes.  Load
+ * returns -1 when the blob is not this compressor's (size, n, flags).
+ */
+size_t	compressor_state_bytes(const struct compressor *);
+void	compressor_state_save(const struct compressor *, uint8_t *out);
+int	compressor_state_load(struct compressor *, const uint8_t *in,
+	    size_t len);
+
+/* benchmark */
+/* `hunter bench compress`: sampled-threshold and exact top-k selection
+ * plus encoding of 1M..64M gaussian floats at density 0.001, in GB/s of
+ * input, next to memcpy of the same bytes, and whether the threshold
+ * path meets 0.3x memcpy (reported, not enforced).  Returns 0. */
+int	compress_bench(void);
+
+#endif

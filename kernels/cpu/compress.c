@@ -1,0 +1,578 @@
+/*
+ * compress.c: selection of the large entries of a gradient, fp16
+ * conversion, and the sparse and dense fp16 codecs (formats in compress.h).
+ *
+ * Selection compares keys, the bit pattern of |x|, as integers.  Exact
+ * top-k is a radix select: a histogram of the top 11 key bits finds the
+ * bin that holds the k-th largest key; when that bin and everything above
+ * it fit in the index buffer they are collected in one pass and the rest
+ * of the work runs over those candidates only, otherwise two more
+ * histogram passes (11 and 9 bits) pin the key down.  A last pass emits
+ * the indices in order, taking keys equal to the k-th only while the tie
+ * quota lasts, so the lower index wins.
+ *
+ * The sampled threshold reads one random entry from each of s equal
+ * strata and aims at 2k candidates (but never above the sample's 16th
+ * largest: fewer sampled hits say little), so that an unlucky sample
+ * rarely lands below 0.8k and costs a second pass.  The filters compare
+ * 64 keys at a time into a bit mask (SSE2 where there is one) and append
+ * only the set bits.  If the candidates pass max(4k, 2048) mid-pass, the
+ * threshold is raised to the one that would have kept the pace of the aim
+ * on the prefix, but never past the prefix's own k-th largest (a loud
+ * layer in front must not push it past the global k-th), and the
+ * candidates so far are filtered again, so one pass still suffices.  An
+ * overshoot is then cut to the top k of the candidates.
+ *
+ * fp16 rounds to nearest even in integer arithmetic.  Built with F16C
+ * (-mf16c) the dense codec converts eight at a time in hardware, which
+ * gives the same bits for every float, NaN payloads included.
+ */
+#include <string.h>
+#if defined(__F16C__) && defined(__AVX__)
+#include <immintrin.h>
+#elif defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "kernels/cpu/compress.h"
+
+#define CMP_BLOCK	64	/* entries per vectorised test in the filters */
+#define CMP_SMALL	4096	/* below this a sample says little: top-k */
+#define CMP_AIM		2	/* the sampled threshold aims at CMP_AIM * k */
+#define CMP_SPILL	4	/* candidates past CMP_SPILL * k raise it */
+#define CMP_HITS	32	/* sampled entries wanted above the threshold */
+#define CMP_RANK	16	/* and never a rank below this in the sample */
+#define CMP_FLOOR	2048	/* candidates kept before raising, at least */
+#define CMP_KEYS	1024	/* a boundary bin this small is copied out */
+#define CMP_INF		0x7f800000u
+
+/* The k-th largest key of a set, and how many keys equal to it the top k
+ * take (the rest are above it). */
+struct cmp_kth {
+	uint32_t	key;
+	size_t		ties;
+};
+
+static inline uint32_t
+cmp_key(float f)
+{
+	uint32_t	u;
+
+	memcpy(&u, &f, sizeof u);
+	return u & 0x7fffffffu;
+}
+
+static inline uint16_t
+cmp_f16(float f)
+{
+	uint32_t	u, a, sign, h;
+
+	memcpy(&u, &f, sizeof u);
+	sign = (u >> 16) & 0x8000u;
+	a = u & 0x7fffffffu;
+	if (a >= CMP_INF)
+		h = a > CMP_INF ? 0x7e00u | ((a >> 13) & 0x3ffu) : 0x7c00u;
+	else if (a >= 0x477ff000u)		/* 65520 and up round to inf */
+		h = 0x7c00u;
+	else if (a >= 0x38800000u)		/* normal: 2^-14 and up */
+		h = (a - 0x38000000u + 0xfffu + ((a >> 13) & 1u)) >> 13;
+	else if (a > 0x33000000u) {		/* subnormal: above 2^-25 */
+		uint32_t m = (a & 0x7fffffu) | 0x800000u;
+		uint32_t sh = 126u - (a >> 23);
+
+		h = (m + (1u << (sh - 1)) - 1u + ((m >> sh) & 1u)) >> sh;
+	} else
+		h = 0;
+	return (uint16_t)(sign | h);
+}
+
+static inline float
+cmp_f32(uint16_t h)
+{
+	uint32_t	sign = (uint32_t)(h & 0x8000u) << 16;
+	uint32_t	e = (h >> 10) & 0x1fu, m = h & 0x3ffu, u;
+	float		f;
+
+	if (e == 0) {
+		f = (float)m * 0x1p-24f;
+		return sign ? -f : f;
+	}
+	if (e == 31)
+		u = sign | CMP_INF | (m << 13) | (m ? 0x400000u : 0);
+	else
+		u = sign | ((e + 112u) << 23) | (m << 13);
+	memcpy(&f, &u, sizeof f);
+	return f;
+}
+
+uint16_t
+compress_f16(float f)
+{
+	return cmp_f16(f);
+}
+
+float
+compress_f32(uint16_t h)
+{
+	return cmp_f32(h);
+}
+
+/* Candidates the threshold filter may hold before it raises t. */
+static size_t
+cmp_lim(size_t n, size_t k)
+{
+	size_t	lim = k < n / CMP_SPILL ? CMP_SPILL * k : n;
+
+	lim = lim > CMP_FLOOR ? lim : CMP_FLOOR;
+	return lim < n ? lim : n;
+}
+
+size_t
+compress_idx_cap(size_t n, size_t k)
+{
+	return cmp_lim(n, k) + CMP_BLOCK;
+}
+
+size_t
+compress_scratch_floats(size_t n)
+{
+	return n / 100 + 1;
+}
+
+/* Histogram of the key bits at sh (nb bins) of those keys whose bits
+ * under pmask equal prefix; the keys are keys[j] as given, or those of
+ * x[idx[j]], or of x[j]. */
+static void
+cmp_hist(uint32_t *hist, uint32_t nb, uint32_t sh, uint32_t pmask,
+    uint32_t prefix, const float *x, const uint32_t *idx,
+    const uint32_t *keys, size_t m)
+{
+	uint32_t	key;
+
+	memset(hist, 0, nb * sizeof *hist);
+	if (keys != NULL)
+		for (size_t j = 0; j < m; j++) {
+			key = keys[j];
+			hist[(key >> sh) & (nb - 1)] += (key & pmask) == prefix;
+		}
+	else if (idx != NULL)
+		for (size_t j = 0; j < m; j++) {
+			key = cmp_key(x[idx[j]]);
+			hist[(key >> sh) & (nb - 1)] += (key & pmask) == prefix;
+		}
+	else
+		for (size_t j = 0; j < m; j++) {
+			key = cmp_key(x[j]);
+			hist[(key >> sh) & (nb - 1)] += (key & pmask) == prefix;
+		}
+}
+
+/* Copy out the keys whose bits under pmask equal prefix; keys needs room
+ * for their count + 1. */
+static size_t
+cmp_gather(uint32_t *keys, const float *x, const uint32_t *idx, size_t m,
+    uint32_t pmask, uint32_t prefix)
+{
+	size_t		c = 0;
+	uint32_t	key;
+
+	for (size_t j = 0; j < m; j++) {
+		key = cmp_key(x[idx != NULL ? idx[j] : j]);
+		keys[c] = key;
+		c += (key & pmask) == prefix;
+	}
+	return c;
+}
+
+/*
+ * Radix select over x[0..m), or x[idx[0..m)]; 1 <= k <= m.  Three levels
+ * of 11, 11 and 9 bits; once the boundary bin is small its keys are
+ * copied out and the later levels count only those.
+ */
+static struct cmp_kth
+cmp_kth(const float *x, const uint32_t *idx, size_t m, size_t k)
+{
+	static const uint32_t	shift[3] = { 20, 9, 0 };
+	static const uint32_t	bins[3] = { 2048, 2048, 512 };
+	uint32_t		hist[2048], keys[CMP_KEYS + 1];
+	uint32_t		prefix = 0, pmask = 0, b;
+	const uint32_t		*kp = NULL;
+	size_t			need = k, above;
+
+	for (int l = 0; l < 3; l++) {
+		cmp_hist(hist, bins[l], shift[l], pmask, prefix, x, idx, kp, m);
+		above = 0;
+		for (b = bins[l] - 1; above + hist[b] < need; b--)
+			above += hist[b];
+		need -= above;
+		prefix |= b << shift[l];
+		pmask |= (bins[l] - 1) << shift[l];
+		if (kp == NULL && l < 2 && hist[b] <= CMP_KEYS) {
+			m = cmp_gather(keys, x, idx, m, pmask, prefix);
+			kp = keys;
+		}
+	}
+	return (struct cmp_kth){ prefix, need };
+}
+
+/* Bit j set when the key of x[j] is >= t, j < m <= 64, t <= 2^31: as
+ * 32-bit words, t - 1 - key then has its top bit set (t = 0 wraps and
+ * passes everything). */
+static inline uint64_t
+cmp_mask_tail(const float *x, size_t m, uint32_t t)
+{
+	uint64_t	bits = 0;
+
+	for (size_t j = 0; j < m; j++)
+		bits |= (uint64_t)((t - 1u - cmp_key(x[j])) >> 31) << j;
+	return bits;
+}
+
+#if defined(__SSE2__)
+/* Four keys against t - 1, as signed words: key > t - 1. */
+static inline __m128i
+cmp_gt4(const float *x, __m128i lim)
+{
+	return _mm_cmpgt_epi32(_mm_and_si128(_mm_set1_epi32(0x7fffffff),
+	    _mm_loadu_si128((const __m128i *)x)), lim);
+}
+
+/* Sixteen of them, packed down to bytes for one movemask. */
+static inline uint64_t
+cmp_mask16(const float *x, __m128i lim)
+{
+	return (uint16_t)_mm_movemask_epi8(_mm_packs_epi16(
+	    _mm_packs_epi32(cmp_gt4(x, lim), cmp_gt4(x + 4, lim)),
+	    _mm_packs_epi32(cmp_gt4(x + 8, lim), cmp_gt4(x + 12, lim))));
+}
+#endif
+
+/* cmp_mask_tail over a whole block. */
+static inline uint64_t
+cmp_mask(const float *x, uint32_t t)
+{
+#if defined(__SSE2__)
+	const __m128i	lim = _mm_set1_epi32((int32_t)(t - 1u));
+
+	return cmp_mask16(x, lim) | cmp_mask16(x + 16, lim) << 16 |
+	    cmp_mask16(x + 32, lim) << 32 | cmp_mask16(x + 48, lim) << 48;
+#else
+	return cmp_mask_tail(x, CMP_BLOCK, t);
+#endif
+}
+
+/* Append base + j for every set bit j. */
+static inline size_t
+cmp_bits(uint32_t *idx, size_t c, uint64_t bits, size_t base)
+{
+	for (; bits != 0; bits &= bits - 1)
+		idx[c++] = (uint32_t)(base + (size_t)__builtin_ctzll(bits));
+	return c;
+}
+
+/* Append every i in [0, n) whose key is >= t. */
+static size_t
+cmp_collect(uint32_t *idx, const float *x, size_t n, uint32_t t)
+{
+	size_t	c = 0, i;
+
+	for (i = 0; i + CMP_BLOCK <= n; i += CMP_BLOCK)
+		c = cmp_bits(idx, c, cmp_mask(x + i, t), i);
+	return cmp_bits(idx, c, cmp_mask_tail(x + i, n - i, t), i);
+}
+
+/* Keep, in place and in order, the idx[0..m) whose key is >= t. */
+static size_t
+cmp_keep(uint32_t *idx, const float *x, size_t m, uint32_t t)
+{
+	size_t	c = 0;
+
+	for (size_t j = 0; j < m; j++) {
+		uint32_t i = idx[j];
+
+		idx[c] = i;
+		c += cmp_key(x[i]) >= t;
+	}
+	return c;
+}
+
+/* The top k of idx[0..m), in place, given the k-th; idx needs room for
+ * k + 1 (the store runs ahead of the count). */
+static size_t
+cmp_emit(uint32_t *idx, const float *x, size_t m, struct cmp_kth kth)
+{
+	size_t	c = 0, ties = kth.ties;
+
+	for (size_t j = 0; j < m; j++) {
+		uint32_t i = idx[j], key = cmp_key(x[i]);
+		size_t	 eq = key == kth.key;
+		size_t	 take = (key > kth.key) | (eq & (ties != 0));
+
+		ties -= eq & take;
+		idx[c] = i;
+		c += take;
+	}
+	return c;
+}
+
+/* cmp_emit over the set bits of one block of x. */
+static inline size_t
+cmp_emit_bits(uint32_t *idx, size_t c, const float *x, uint64_t bits,
+    size_t base, struct cmp_kth *kth)
+{
+	for (; bits != 0; bits &= bits - 1) {
+		size_t	 i = base + (size_t)__builtin_ctzll(bits);
+		uint32_t key = cmp_key(x[i]);
+		size_t	 eq = key == kth->key;
+		size_t	 take = (key > kth->key) | (eq & (kth->ties != 0));
+
+		kth->ties -= eq & take;
+		idx[c] = (uint32_t)i;
+		c += take;
+	}
+	return c;
+}
+
+size_t
+compress_topk(uint32_t *idx, const float *x, size_t n, size_t k)
+{
+	uint32_t	hist[4][2048] = { { 0 } }, b;
+	size_t		above = 0, m = 0, i;
+	struct cmp_kth	kth;
+
+	if (k >= n) {
+		for (i = 0; i < n; i++)
+			idx[i] = (uint32_t)i;
+		return n;
+	}
+	if (k == 0)
+		return 0;
+	/* Four histograms, so that runs of one bin do not wait on each
+	 * other's increments. */
+	for (i = 0; i + 4 <= n; i += 4) {
+		hist[0][cmp_key(x[i]) >> 20]++;
+		hist[1][cmp_key(x[i + 1]) >> 20]++;
+		hist[2][cmp_key(x[i + 2]) >> 20]++;
+		hist[3][cmp_key(x[i + 3]) >> 20]++;
+	}
+	for (; i < n; i++)
+		hist[0][cmp_key(x[i]) >> 20]++;
+	for (b = 0; b < 2048; b++)
+		hist[0][b] += hist[1][b] + hist[2][b] + hist[3][b];
+	for (b = 2047; above + hist[0][b] < k; b--)
+		above += hist[0][b];
+	if (above + hist[0][b] <= cmp_lim(n, k)) {
+		m = cmp_collect(idx, x, n, b << 20);
+		return cmp_emit(idx, x, m, cmp_kth(x, idx, m, k));
+	}
+	kth = cmp_kth(x, NULL, n, k);
+	for (i = 0; i + CMP_BLOCK <= n; i += CMP_BLOCK)
+		m = cmp_emit_bits(idx, m, x, cmp_mask(x + i, kth.key), i, &kth);
+	return cmp_emit_bits(idx, m, x, cmp_mask_tail(x + i, n - i, kth.key),
+	    i, &kth);
+}
+
+size_t
+compress_threshold(uint32_t *idx, const float *x, size_t n, size_t k,
+    struct rng *r, float *scratch)
+{
+	size_t		lim = cmp_lim(n, k), aim, s, c = 0, rank, off, i;
+	uint64_t	at = 0, step;
+	uint32_t	t;
+
+	if (k == 0)
+		return 0;
+	if (k >= n || n < CMP_SMALL)
+		return compress_topk(idx, x, n, k);
+	aim = CMP_AIM * k < n ? CMP_AIM * k : n;
+	s = CMP_HITS * n / aim;
+	if (s > n / 100)
+		s = n / 100;
+	if (s < n / 1000)
+		s = n / 1000;
+	step = ((uint64_t)n << 32) / s;
+	for (size_t j = 0; j < s; j++, at += step)
+		scratch[j] = x[(at >> 32) + rng_below(r,
+		    (uint32_t)(((at + step) >> 32) - (at >> 32)))];
+	rank = (aim * s + n - 1) / n;
+	rank = rank > CMP_RANK ? rank : CMP_RANK;
+	t = cmp_kth(scratch, NULL, s, rank < s ? rank : s).key;
+
+	for (i = 0; i + CMP_BLOCK <= n; i += CMP_BLOCK) {
+		while (c > lim) {
+			size_t	 want = aim * i / n;
+			uint32_t t2;
+
+			t2 = cmp_kth(x, idx, c, want > k ? want : k).key;
+			t = t2 > t ? t2 : t + 1;
+			c = cmp_keep(idx, x, c, t);
+		}
+		c = cmp_bits(idx, c, cmp_mask(x + i, t), i);
+	}
+	c = cmp_bits(idx, c, cmp_mask_tail(x + i, n - i, t), i);
+
+	off = c > k ? c - k : k - c;
+	if (5 * off <= k)
+		return c;
+	if (c > k)
+		return cmp_emit(idx, x, c, cmp_kth(x, idx, c, k));
+	return compress_topk(idx, x, n, k);
+}
+
+float
+compress_absmax(const float *x, const uint32_t *idx, size_t m)
+{
+	uint32_t	best = 0, key;
+	float		f;
+
+	if (idx != NULL)
+		for (size_t j = 0; j < m; j++) {
+			key = cmp_key(x[idx[j]]);
+			key = key < CMP_INF ? key : 0;
+			best = key > best ? key : best;
+		}
+	else
+		for (size_t j = 0; j < m; j++) {
+			key = cmp_key(x[j]);
+			key = key < CMP_INF ? key : 0;
+			best = key > best ? key : best;
+		}
+	memcpy(&f, &best, sizeof f);
+	return f;
+}
+
+static inline uint8_t *
+cmp_put_varint(uint8_t *p, uint32_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+/* A varint of at most 32 bits from [p, end); NULL if cut short or wider. */
+static inline const uint8_t *
+cmp_get_varint(const uint8_t *p, const uint8_t *end, uint32_t *v)
+{
+	uint32_t	r = 0;
+
+	for (int sh = 0; sh < 35; sh += 7) {
+		uint8_t	b;
+
+		if (p == end)
+			return NULL;
+		b = *p++;
+		if (sh == 28 && b > 0x0f)
+			return NULL;
+		r |= (uint32_t)(b & 0x7f) << sh;
+		if ((b & 0x80) == 0) {
+			*v = r;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+size_t
+compress_sparse_bound(size_t n, size_t count)
+{
+	size_t	w = 1;
+
+	for (size_t v = n; v >= 0x80; v >>= 7)
+		w++;
+	return 5 + count * (w + 2);
+}
+
+size_t
+compress_sparse_encode(uint8_t *out, const uint32_t *idx, const float *x,
+    size_t count, float scale)
+{
+	uint8_t		*p = cmp_put_varint(out, (uint32_t)count);
+	uint32_t	 prev = 0;
+
+	for (size_t j = 0; j < count; j++) {
+		p = cmp_put_varint(p, idx[j] - prev);
+		prev = idx[j];
+	}
+	for (size_t j = 0; j < count; j++) {
+		uint16_t h = cmp_f16(x[idx[j]] * scale);
+
+		p[2 * j] = (uint8_t)h;
+		p[2 * j + 1] = (uint8_t)(h >> 8);
+	}
+	return (size_t)(p - out) + 2 * count;
+}
+
+long
+compress_sparse_decode_add(float *dense, size_t n, const uint8_t *buf,
+    size_t len, float scale)
+{
+	const uint8_t	*end = buf + len, *p, *q, *vals;
+	uint32_t	 count, gap;
+	uint64_t	 at = 0;
+
+	if ((p = cmp_get_varint(buf, end, &count)) == NULL)
+		return -1;
+	if (count > n || count > (size_t)(end - p) / 3)
+		return -1;
+	q = p;
+	for (uint32_t j = 0; j < count; j++) {
+		if ((q = cmp_get_varint(q, end, &gap)) == NULL)
+			return -1;
+		if ((j > 0 && gap == 0) || (at += gap) >= n)
+			return -1;
+	}
+	if ((size_t)(end - q) / 2 < count)
+		return -1;
+	vals = q;
+	at = 0;
+	for (uint32_t j = 0; j < count; j++) {
+		p = cmp_get_varint(p, end, &gap);
+		at += gap;
+		dense[at] += cmp_f32((uint16_t)(vals[2 * j] |
+		    vals[2 * j + 1] << 8)) * scale;
+	}
+	return (long)(vals + 2 * (size_t)count - buf);
+}
+
+void
+compress_fp16_encode(uint8_t *out, const float *x, size_t n, float scale)
+{
+	size_t	i = 0;
+
+#if defined(__F16C__) && defined(__AVX__)
+	__m256	s = _mm256_set1_ps(scale);
+
+	for (; i + 8 <= n; i += 8)
+		_mm_storeu_si128((__m128i *)(out + 2 * i), _mm256_cvtps_ph(
+		    _mm256_mul_ps(_mm256_loadu_ps(x + i), s),
+		    _MM_FROUND_TO_NEAREST_INT));
+#endif
+	for (; i < n; i++) {
+		uint16_t h = cmp_f16(x[i] * scale);
+
+		out[2 * i] = (uint8_t)h;
+		out[2 * i + 1] = (uint8_t)(h >> 8);
+	}
+}
+
+void
+compress_fp16_decode_add(float *dense, const uint8_t *in, size_t n,
+    float scale)
+{
+	size_t	i = 0;
+
+#if defined(__F16C__) && defined(__AVX__)
+	__m256	s = _mm256_set1_ps(scale);
+
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(dense + i, _mm256_add_ps(
+		    _mm256_loadu_ps(dense + i), _mm256_mul_ps(_mm256_cvtph_ps(
+		    _mm_loadu_si128((const __m128i *)(in + 2 * i))), s)));
+#endif
+	for (; i < n; i++)
+		dense[i] += cmp_f32((uint16_t)(in[2 * i] |
+		    in[2 * i + 1] << 8)) * scale;
+}
