@@ -34,6 +34,7 @@ struct step_report {
 	double		 lr;
 	double		 step_ms, compute_ms, comm_ms, data_wait_ms;
 	uint64_t	 bytes_sent;	/* this rank, this step */
+	double		 density;	/* of the compressed exchange; 1 = dense */
 	int		 micro_batch, accum;
 };
 
@@ -64,6 +65,9 @@ struct train_hooks {
 	/* Copy rank 0's len bytes to every rank; NULL with one rank. */
 	int	(*broadcast)(void *ctx, void *buf, size_t len, char *err,
 		    size_t errlen);
+	/* Gather each rank's lens[rank] bytes into out, in rank order. */
+	int	(*allgatherv)(void *ctx, const void *in, void *out,
+		    const size_t *lens, char *err, size_t errlen);
 	/* Sum n counters across ranks in place; NULL with one rank. */
 	int	(*sum_u64)(void *ctx, uint64_t *v, int n, char *err,
 		    size_t errlen);

@@ -208,6 +208,14 @@ worker_broadcast(void *ctx, void *buf, size_t len, char *err, size_t errlen)
 }
 
 static int
+worker_allgatherv(void *ctx, const void *in, void *out, const size_t *lens,
+    char *err, size_t errlen)
+{
+	return comm_allgatherv(((struct worker *)ctx)->comm, in, out, lens, err,
+	    errlen);
+}
+
+static int
 worker_sum_u64(void *ctx, uint64_t *v, int n, char *err, size_t errlen)
 {
 	struct worker	*w = ctx;
@@ -258,7 +266,7 @@ worker_on_step(void *ctx, const struct step_report *r)
 		return;
 	w->last_metrics = now;
 	worker_send(w, json_pack("{s:s, s:s, s:s, s:i, s:I, s:i, s:f, s:f, "
-	    "s:f, s:f, s:f, s:f, s:f, s:I, s:i, s:i, s:I, s:f, s:I}",
+	    "s:f, s:f, s:f, s:f, s:f, s:I, s:i, s:i, s:I, s:f, s:I, s:f}",
 	    "t", MSG_METRICS, "scope", "rank", "job", w->job.name,
 	    "rank", w->rank, "step", (json_int_t)r->step, "epoch", r->epoch,
 	    "loss", r->loss, "lr", r->lr, "samples_per_s",
@@ -267,7 +275,8 @@ worker_on_step(void *ctx, const struct step_report *r)
 	    "comm_ms", r->comm_ms, "data_wait_ms", r->data_wait_ms,
 	    "bytes_sent", (json_int_t)r->bytes_sent, "micro_batch",
 	    r->micro_batch, "accum", r->accum, "rss", (json_int_t)worker_rss(),
-	    "heartbeat", (double)time(NULL), "pid", (json_int_t)getpid()));
+	    "heartbeat", (double)time(NULL), "pid", (json_int_t)getpid(),
+	    "density", r->density));
 }
 
 static void
@@ -502,6 +511,7 @@ worker_main(int argc, char **argv)
 		hooks.allreduce = worker_allreduce;
 		hooks.broadcast = worker_broadcast;
 		hooks.sum_u64 = worker_sum_u64;
+		hooks.allgatherv = worker_allgatherv;
 	}
 	if (train_run(&cfg, &hooks, &sum, err, sizeof err) != 0) {
 		worker_on_event(&w, "failed", err);
