@@ -15,6 +15,7 @@ struct cmd_entry {
 
 extern const struct cmd_entry cmd_run_entry;
 extern const struct cmd_entry cmd_validate_entry;
+extern const struct cmd_entry cmd_check_entry;
 extern const struct cmd_entry cmd_bench_entry;
 extern const struct cmd_entry cmd_agent_entry;
 extern const struct cmd_entry cmd_worker_entry;

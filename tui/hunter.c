@@ -21,6 +21,7 @@
 static const struct cmd_entry *cmd_table[] = {
 	&cmd_run_entry,
 	&cmd_validate_entry,
+	&cmd_check_entry,
 	&cmd_bench_entry,
 	&cmd_agent_entry,
 	&cmd_ctl_entry,

@@ -372,25 +372,27 @@ agent_main(int argc, char **argv)
 		{ "dir", required_argument, NULL, 'd' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "idle-exit", required_argument, NULL, 'i' },
+		{ "stdio", no_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct agent	 a = { .lfd = -1, .idle_exit_s = 900 };
 	struct sigaction sa = { .sa_handler = agent_on_signal };
 	char		 path[PATH_MAX], err[512];
-	int		 c, foreground = 0;
+	int		 c, foreground = 0, stdio = 0;
 	ssize_t		 n;
 	FILE		*f;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "n:d:fi:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:d:fi:s", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n': snprintf(a.node, sizeof a.node, "%s", optarg); break;
 		case 'd': snprintf(a.dir, sizeof a.dir, "%s", optarg); break;
 		case 'f': foreground = 1; break;
 		case 'i': a.idle_exit_s = atoi(optarg); break;
+		case 's': stdio = 1; break;
 		default:
-			fprintf(stderr, "usage: hunter agent --node NAME --dir DIR "
-			    "[--foreground] [--idle-exit SECONDS]\n");
+			fprintf(stderr, "usage: hunter agent [--stdio] --node NAME "
+			    "--dir DIR [--foreground] [--idle-exit SECONDS]\n");
 			return 2;
 		}
 	}
@@ -398,6 +400,8 @@ agent_main(int argc, char **argv)
 		fprintf(stderr, "hunter agent: --node and --dir are required\n");
 		return 2;
 	}
+	if (stdio)
+		return agent_stdio_main(a.node, a.dir, a.idle_exit_s);
 	if (mkdir_p(a.dir, 0700) != 0 || chmod(a.dir, 0700) != 0) {
 		fprintf(stderr, "hunter agent: %s: %s\n", a.dir, strerror(errno));
 		return 1;

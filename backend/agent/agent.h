@@ -75,5 +75,8 @@ void	agent_log(struct agent *, const char *fmt, ...)
 
 /* `hunter agent --node NAME --dir DIR [--foreground] [--idle-exit S]` */
 int	agent_main(int argc, char **argv);
+/* `hunter agent --stdio ...`: relay stdin/stdout to the node's daemon,
+ * starting it if needed (stdio.c). */
+int	agent_stdio_main(const char *node, const char *dir, int idle_exit_s);
 
 #endif

@@ -1,6 +1,7 @@
 /*
  * fleet.c: connecting to the agents of a cluster, through the launcher
- * that serves each node.
+ * that serves each node, with a per-node backoff so that a dead host is
+ * not hammered by the backend's once-a-second reconnect.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,12 +15,19 @@
 #include "backend/fleet/fleet.h"
 
 extern const struct launcher launcher_local;
+extern const struct launcher launcher_ssh;
 
 static const struct launcher *launchers[] = {
 	&launcher_local,
+	&launcher_ssh,
 };
 
+/* The longest wait between two connects to a node that keeps failing. */
+#define FLEET_BACKOFF_MAX_S	30
+
 int fleet_agent_idle_exit = 900;
+bool fleet_accept_new_hostkeys;
+bool fleet_push;
 
 void
 fleet_init(struct fleet *f, const struct cluster_spec *c, const char *state_dir)
@@ -35,9 +43,13 @@ fleet_init(struct fleet *f, const struct cluster_spec *c, const char *state_dir)
 		struct fleet_node *fn = &f->nodes[i];
 
 		fn->spec = &c->nodes[i];
+		fn->cluster = c;
 		fn->fd = -1;
 		if (fn->spec->state_dir[0] != '\0')
 			snprintf(fn->dir, sizeof fn->dir, "%s", fn->spec->state_dir);
+		else if (strcmp(fn->spec->host, "local") != 0)
+			snprintf(fn->dir, sizeof fn->dir,
+			    "~/.local/state/hunter/nodes/%s", fn->spec->name);
 		else
 			snprintf(fn->dir, sizeof fn->dir, "%s/nodes/%s",
 			    state_dir, fn->spec->name);
@@ -48,11 +60,28 @@ fleet_init(struct fleet *f, const struct cluster_spec *c, const char *state_dir)
 	}
 }
 
+/* A connect failed, or its link died before the hello: wait 1, 2, 4 ...
+ * FLEET_BACKOFF_MAX_S seconds before the next. */
+static void
+fleet_backoff(struct fleet_node *fn)
+{
+	fn->backoff_s = fn->backoff_s == 0 ? 1 : fn->backoff_s * 2;
+	if (fn->backoff_s > FLEET_BACKOFF_MAX_S)
+		fn->backoff_s = FLEET_BACKOFF_MAX_S;
+	fn->retry_at = clock_mono() + fn->backoff_s;
+}
+
 void
 fleet_close_node(struct fleet_node *fn)
 {
-	if (fn->fd >= 0)
+	if (fn->fd >= 0) {
+		/* A link that got as far as the hello may come back at once. */
+		if (fn->up)
+			fn->backoff_s = 0;
+		else
+			fleet_backoff(fn);
 		close(fn->fd);
+	}
 	fn->fd = -1;
 	fn->up = false;
 	proto_reader_free(&fn->rd);
@@ -66,6 +95,10 @@ fleet_free(struct fleet *f)
 		fleet_close_node(&f->nodes[i]);
 		proto_reader_free(&f->nodes[i].rd);
 		json_decref(f->nodes[i].hello);
+	}
+	for (size_t j = 0; j < sizeof launchers / sizeof launchers[0]; j++) {
+		if (launchers[j]->quiesce != NULL)
+			launchers[j]->quiesce();
 	}
 	free(f->nodes);
 	memset(f, 0, sizeof *f);
@@ -108,6 +141,9 @@ fleet_connect(struct fleet *f, void (*report)(void *, const char *,
 			up++;
 			continue;
 		}
+		if (clock_mono() < fn->retry_at)
+			continue;
+		fn->stage = FLEET_DOWN;
 		for (size_t j = 0; j < sizeof launchers / sizeof launchers[0]; j++) {
 			if (launchers[j]->match(fn->spec)) {
 				l = launchers[j];
@@ -115,16 +151,18 @@ fleet_connect(struct fleet *f, void (*report)(void *, const char *,
 			}
 		}
 		if (l == NULL) {
-			snprintf(err, sizeof err, "no launcher for host '%s' "
-			    "(remote nodes need the SSH launcher, not built yet)",
+			snprintf(err, sizeof err, "no launcher for host '%s'",
 			    fn->spec->host);
 			report(ctx, fn->spec->name, err);
+			fleet_backoff(fn);
 			continue;
 		}
 		if ((fn->fd = l->connect(fn, f->exe, err, sizeof err)) < 0) {
 			report(ctx, fn->spec->name, err);
+			fleet_backoff(fn);
 			continue;
 		}
+		fn->stage = FLEET_LINKED;
 		if (proto_send_new(fn->fd, proto_hello("backend", NULL)) != 0) {
 			snprintf(err, sizeof err, "hello: %s", strerror(errno));
 			fleet_close_node(fn);

@@ -1,7 +1,9 @@
 /*
  * fleet.h: the backend's links to the node agents.  A launcher (a const
- * table entry per kind: local now, ssh later) makes sure a node's agent
- * runs and returns a connected fd; the fleet then speaks frames on it.
+ * table entry per kind: local, ssh) makes sure a node's agent runs and
+ * returns a connected fd; the fleet then speaks frames on it.  A node
+ * whose connect fails, or whose link dies before its hello, is retried
+ * after a backoff of 1, 2, 4 ... 30 s.
  */
 #ifndef HUNTER_FLEET_H
 #define HUNTER_FLEET_H
@@ -14,8 +16,18 @@
 #include "backend/proto/proto.h"
 #include "backend/spec/spec.h"
 
+/* How far the last connect got, for hunter check. */
+enum fleet_stage {
+	FLEET_DOWN,		/* not reached */
+	FLEET_REACHED,		/* the host answered (ssh: handshake done) */
+	FLEET_TRUSTED,		/* its host key is known */
+	FLEET_AUTHED,		/* logged in */
+	FLEET_LINKED,		/* the agent's link is open */
+};
+
 struct fleet_node {
 	const struct node_spec *spec;
+	const struct cluster_spec *cluster;	/* its ssh options */
 	char		 dir[4096];	/* the agent's state directory */
 	char		 addr[256];	/* where its workers bind Gloo */
 	int		 fd;		/* -1 when not connected */
@@ -23,6 +35,9 @@ struct fleet_node {
 	bool		 up;		/* hello received */
 	json_t		*hello;		/* the agent's hello */
 	double		 last_seen;	/* CLOCK_MONOTONIC */
+	enum fleet_stage stage;
+	int		 backoff_s;	/* 0 until a connect fails */
+	double		 retry_at;	/* no connect before this (CLOCK_MONOTONIC) */
 };
 
 struct launcher {
@@ -32,6 +47,8 @@ struct launcher {
 	/* Start the node's agent if needed and connect.  fd or -1 + err. */
 	int		(*connect)(struct fleet_node *, const char *exe,
 			    char *err, size_t errlen);
+	/* Optional: wait for work left behind by closed links (fleet_free). */
+	void		(*quiesce)(void);
 };
 
 struct fleet {
@@ -42,8 +59,16 @@ struct fleet {
 };
 
 extern int fleet_agent_idle_exit;
+/* Set by commands: add unknown SSH host keys to known_hosts (a changed
+ * key is refused regardless). */
+extern bool fleet_accept_new_hostkeys;
+/* Set by commands: copy this binary to SSH nodes whose hunter is missing
+ * or another build (~/.local/lib/hunter/BUILD-ID/hunter). */
+extern bool fleet_push;
 
-/* Set up a fleet over a cluster; agent dirs default to STATE/nodes/NAME. */
+/* Set up a fleet over a cluster (kept by pointer: it must outlive the
+ * fleet); agent dirs default to STATE/nodes/NAME, and on SSH nodes to
+ * ~/.local/state/hunter/nodes/NAME (the remote agent expands the ~). */
 void	fleet_init(struct fleet *, const struct cluster_spec *,
 	    const char *state_dir);
 void	fleet_free(struct fleet *);
@@ -51,6 +76,11 @@ void	fleet_free(struct fleet *);
  * the number connected; errors for each node that failed go to report. */
 int	fleet_connect(struct fleet *, void (*report)(void *, const char *node,
 	    const char *err), void *ctx);
+/* Compare the versions in the nodes' hellos with each other and, when
+ * own_hello is given, the build with ours.  0, or -1 with a message
+ * naming the nodes and the versions that differ (check.c). */
+int	fleet_check_versions(const struct fleet *, const json_t *own_hello,
+	    char *err, size_t errlen);
 struct fleet_node *fleet_find(struct fleet *, const char *name);
 /* Send msg to a node; on failure the link is closed.  0 or -1. */
 int	fleet_send(struct fleet_node *, const json_t *msg);

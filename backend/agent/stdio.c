@@ -1,0 +1,169 @@
+/*
+ * stdio.c: `hunter agent --stdio --node NAME --dir DIR`, what the SSH
+ * launcher runs on a node.  It attaches to the node's agent daemon at
+ * DIR/agent.sock, starting it first (fork + exec of this binary as
+ * `hunter agent --node --dir --idle-exit`, which daemonizes) when nothing
+ * answers, then copies bytes stdin -> socket and socket -> stdout until
+ * either side closes.  Frames pass through untouched; the daemon never
+ * learns that its backend is at the far end of an SSH channel, and it
+ * keeps running (with its workers) when the channel drops.
+ *
+ * A leading "~/" in DIR is expanded here: the launcher quotes every
+ * argument, so the login shell expands nothing.  Nothing but relayed
+ * bytes may go to stdout; messages go to stderr, which the launcher
+ * shows when the channel ends.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend/agent/agent.h"
+#include "backend/core/net.h"
+
+/* How long a starting daemon may take to listen. */
+#define STDIO_START_TIMEOUT_MS	5000
+
+/* DIR with a leading "~" or "~/" replaced by the home directory. */
+static int
+stdio_expand(const char *dir, char *buf, size_t len)
+{
+	const char	*home = getenv("HOME");
+	struct passwd	*pw;
+	int		 n;
+
+	if (dir[0] != '~' || (dir[1] != '/' && dir[1] != '\0'))
+		n = snprintf(buf, len, "%s", dir);
+	else {
+		if ((home == NULL || home[0] == '\0') &&
+		    (pw = getpwuid(getuid())) != NULL)
+			home = pw->pw_dir;
+		if (home == NULL || home[0] == '\0')
+			return -1;
+		n = snprintf(buf, len, "%s%s", home, dir + 1);
+	}
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/* Start the daemon; it forks into the background, so the child we wait
+ * for exits at once.  Its failure is not final: another --stdio may have
+ * started the daemon a moment before (then ours finds the socket taken). */
+static void
+stdio_start_daemon(const char *node, const char *dir, int idle_exit_s)
+{
+	char	 exe[PATH_MAX], idle[16];
+	ssize_t	 n;
+	pid_t	 pid;
+	int	 status, fd;
+
+	if ((n = readlink("/proc/self/exe", exe, sizeof exe - 1)) <= 0)
+		return;
+	exe[n] = '\0';
+	snprintf(idle, sizeof idle, "%d", idle_exit_s);
+	if ((pid = fork()) < 0)
+		return;
+	if (pid == 0) {
+		/* Keep the relay's stdout clean: the daemon's words go to
+		 * stderr until it opens its log. */
+		if ((fd = open("/dev/null", O_RDONLY)) >= 0)
+			dup2(fd, 0);
+		dup2(2, 1);
+		execl(exe, exe, "agent", "--node", node, "--dir", dir,
+		    "--idle-exit", idle, (char *)NULL);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+}
+
+static int
+stdio_attach(const char *node, const char *dir, int idle_exit_s)
+{
+	struct timespec	 ts = { 0, 10 * 1000000L };
+	char		 path[PATH_MAX + 16], err[512];
+	int		 fd;
+
+	snprintf(path, sizeof path, "%s/agent.sock", dir);
+	if ((fd = net_connect_unix(path, err, sizeof err)) >= 0)
+		return fd;
+	stdio_start_daemon(node, dir, idle_exit_s);
+	for (int waited = 0; waited < STDIO_START_TIMEOUT_MS; waited += 10) {
+		if ((fd = net_connect_unix(path, err, sizeof err)) >= 0)
+			return fd;
+		nanosleep(&ts, NULL);
+	}
+	fprintf(stderr, "hunter agent --stdio: the agent of %s did not start "
+	    "(%s; see %s/agent.log)\n", node, err, dir);
+	return -1;
+}
+
+/* Copy what from has to to.  1 = go on, 0 = from closed, -1 = error. */
+static int
+stdio_copy(int from, int to)
+{
+	char	 buf[32768];
+	ssize_t	 n, w;
+
+	n = read(from, buf, sizeof buf);
+	if (n < 0)
+		return errno == EINTR || errno == EAGAIN ? 1 : -1;
+	if (n == 0)
+		return 0;
+	for (ssize_t off = 0; off < n; off += w) {
+		if ((w = write(to, buf + off, (size_t)(n - off))) < 0) {
+			if (errno == EINTR) {
+				w = 0;
+				continue;
+			}
+			return -1;
+		}
+	}
+	return 1;
+}
+
+int
+agent_stdio_main(const char *node, const char *dir_arg, int idle_exit_s)
+{
+	struct pollfd	 pfd[2];
+	char		 dir[PATH_MAX];
+	int		 sock, rc = 1;
+
+	signal(SIGPIPE, SIG_IGN);
+	if (stdio_expand(dir_arg, dir, sizeof dir) != 0) {
+		fprintf(stderr, "hunter agent --stdio: cannot expand %s\n",
+		    dir_arg);
+		return 1;
+	}
+	if ((sock = stdio_attach(node, dir, idle_exit_s)) < 0)
+		return 1;
+	for (;;) {
+		pfd[0] = (struct pollfd){ .fd = 0, .events = POLLIN };
+		pfd[1] = (struct pollfd){ .fd = sock, .events = POLLIN };
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		/* A hang-up still reads as EOF once the data is taken. */
+		if (pfd[1].revents != 0 && stdio_copy(sock, 1) <= 0) {
+			rc = 0;		/* the daemon closed: it exits, or a
+					 * newer backend took over */
+			break;
+		}
+		if (pfd[0].revents != 0 && stdio_copy(0, sock) <= 0) {
+			rc = 0;		/* the console went away */
+			break;
+		}
+	}
+	close(sock);
+	return rc;
+}

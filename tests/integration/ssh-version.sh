@@ -1,0 +1,29 @@
+#!/bin/sh
+# SSH nodes, check 4: one node's agent reports another hunter version
+# (HUNTER_FAKE_VERSION, set on that node's daemon, which the test starts
+# itself before `hunter agent --stdio` attaches to it).  `hunter check`
+# exits non-zero and names the node and both versions; with every agent
+# on the same version it passes.
+. "$SRCDIR/tests/integration/lib.sh"
+. "$SRCDIR/tests/integration/sshd.sh"
+sshd_start
+known_hosts_trust
+ssh_cluster "$T/cluster.yaml" n0 n1
+HUNTER_FAKE_VERSION=0.1.0-fake "$HUNTER" agent --node n1 --dir "$T/n1" --idle-exit 120
+for i in $(seq 50); do [ -S "$T/n1/agent.sock" ] && [ -s "$T/n1/agent.pid" ] && break; sleep 0.1; done
+[ -s "$T/n1/agent.pid" ] || fail "could not start n1's agent"
+rc=0
+"$HUNTER" check --cluster "$T/cluster.yaml" > "$T/check" 2>&1 || rc=$?
+cat "$T/check"
+[ $rc -ne 0 ] || fail "hunter check passed with a node on another version"
+grep -q "^version mismatch: n1 runs hunter 0.1.0-fake (build .*), n0 and this console run 0.1.0 (build .*)" "$T/check" ||
+	fail "the mismatch message does not name n1, n0 and the versions"
+grep -E -q "^n1 +.* 0\.1\.0-fake " "$T/check" || fail "the table does not show n1's version"
+
+# The same cluster with n1's agent on the real version passes.
+kill "$(cat "$T/n1/agent.pid")"
+for i in $(seq 50); do [ -f "$T/n1/agent.pid" ] || break; sleep 0.1; done
+rc=0
+"$HUNTER" check --cluster "$T/cluster.yaml" > "$T/check2" 2>&1 || rc=$?
+[ $rc -eq 0 ] || { cat "$T/check2"; fail "hunter check failed with matching versions"; }
+pass "hunter check names the node running another version"
