@@ -42,6 +42,7 @@ struct backend {
 	pthread_mutex_t	 mu;
 	pthread_t	 thread;
 	bool		 threaded, quit;
+	bool		 in_loop;	/* handling frames or commands */
 	int		 wake[2];	/* a byte here wakes poll() */
 	json_t		*queue;		/* posted commands, guarded by qmu */
 	pthread_mutex_t	 qmu;

@@ -146,6 +146,32 @@ backend_journal_job(struct backend *b, struct job_state *j)
 	json_decref(rec);
 }
 
+/* Versions must agree across the nodes and this console before a launch
+ * (DESIGN.md section 6).  Waits up to 5 s for hellos still on their way
+ * when called from outside the loop with no loop thread running. */
+static int
+backend_versions_agree(struct backend *b, char *err, size_t errlen)
+{
+	json_t	*own;
+	int	 rc;
+
+	for (int waited = 0; !b->threaded && !b->in_loop && waited < 5000;
+	    waited += 50) {
+		bool	 missing = false;
+
+		for (int i = 0; i < b->fleet.n; i++)
+			missing |= b->fleet.nodes[i].fd >= 0 &&
+			    b->fleet.nodes[i].hello == NULL;
+		if (!missing)
+			break;
+		backend_poll_locked(b, 50);
+	}
+	own = proto_hello("backend", NULL);
+	rc = fleet_check_versions(&b->fleet, own, err, errlen);
+	json_decref(own);
+	return rc;
+}
+
 int
 backend_submit(struct backend *b, const char *spec_file,
     const struct submit_opts *so, char *err, size_t errlen)
@@ -169,6 +195,11 @@ backend_submit(struct backend *b, const char *spec_file,
 	if ((old = backend_job(b, spec.name)) != NULL && !old->done) {
 		snprintf(err, errlen, "job %s is already running; `hunter run "
 		    "--attach` follows it", spec.name);
+		free(yaml);
+		return -1;
+	}
+	if (backend_versions_agree(b, err, errlen) != 0) {
+		backend_event(b, spec.name, "refused", -1, NULL, "%s", err);
 		free(yaml);
 		return -1;
 	}

@@ -166,6 +166,12 @@ backend_agent_frame(struct backend *b, struct fleet_node *fn, json_t *msg)
 		store_handle(b->store, (int)(fn - b->fleet.nodes), msg, clock_mono());
 		return;
 	}
+	if (proto_is(msg, MSG_ERROR)) {	/* e.g. the remote agent could not start */
+		backend_event(b, NULL, "refused", -1, fn->spec->name, "node %s: %s",
+		    fn->spec->name, json_string_value(json_object_get(msg,
+		    "reason")) ?: "error");
+		return;
+	}
 	if (proto_is(msg, MSG_METRICS) && json_object_get(msg, "job") == NULL) {
 		backend_node_metrics(&b->nodes[fn - b->fleet.nodes], msg);
 		backend_emit(b, msg);
@@ -275,6 +281,7 @@ backend_poll_locked(struct backend *b, int timeout_ms)
 	char		 buf[64];
 
 	pthread_mutex_lock(&b->mu);
+	b->in_loop = true;
 	backend_run_commands(b);
 	now = clock_mono();
 	if (now >= b->next_reconnect) {
@@ -298,12 +305,14 @@ backend_poll_locked(struct backend *b, int timeout_ms)
 		pfd[n++] = (struct pollfd){ .fd = b->fleet.nodes[i].fd,
 		    .events = POLLIN };
 	}
+	b->in_loop = false;
 	pthread_mutex_unlock(&b->mu);
 
 	if (poll(pfd, (nfds_t)n, timeout_ms) < 0 && errno != EINTR)
 		return 0;
 
 	pthread_mutex_lock(&b->mu);
+	b->in_loop = true;
 	while (read(b->wake[0], buf, sizeof buf) > 0)
 		;
 	backend_run_commands(b);
@@ -330,6 +339,7 @@ backend_poll_locked(struct backend *b, int timeout_ms)
 		b->next_detect = clock_mono() + 1.0;
 	}
 	rc = b->detach ? -1 : 0;
+	b->in_loop = false;
 	pthread_mutex_unlock(&b->mu);
 	return rc;
 }
