@@ -54,6 +54,7 @@ fleet_init(struct fleet *f, const struct cluster_spec *c, const char *state_dir)
 			snprintf(fn->dir, sizeof fn->dir, "%s/nodes/%s",
 			    state_dir, fn->spec->name);
 		snprintf(fn->addr, sizeof fn->addr, "%s",
+		    fn->spec->addr[0] != '\0' ? fn->spec->addr :
 		    strcmp(fn->spec->host, "local") == 0 ? "127.0.0.1" :
 		    fn->spec->host);
 		proto_reader_init(&fn->rd);

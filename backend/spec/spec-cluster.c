@@ -38,6 +38,8 @@ static const struct spec_field cluster_node[] = {
 	{ .key = "spare", .type = SF_BOOL, .off = N(spare) },
 	{ .key = "state_dir", .type = SF_SAFEPATH, .off = N(state_dir),
 	  .size = NS(state_dir) },
+	{ .key = "addr", .type = SF_HOST, .off = N(addr), .size = NS(addr),
+	  .what = "address" },
 	{ NULL }
 };
 

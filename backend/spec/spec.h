@@ -106,6 +106,8 @@ struct node_spec {
 	int	cuda_slots;			/* devices.cuda */
 	bool	spare;				/* false */
 	char	state_dir[SPEC_PATH_MAX];	/* "" = default */
+	char	addr[256];			/* Gloo binds here; "" = host,
+						 * or 127.0.0.1 for local */
 	int	line;				/* where it was declared */
 };
 
