@@ -50,23 +50,43 @@ ckpt_parts(const struct model *m, const struct optimizer *o,
 	return n;
 }
 
+static uLong
+crc_bytes(uLong crc, const void *data, size_t left)
+{
+	const Bytef	*p = data;
+
+	while (left > 0) {
+		uInt chunk = left > (1u << 30) ? (1u << 30) : (uInt)left;
+
+		crc = crc32(crc, p, chunk);
+		p += chunk;
+		left -= chunk;
+	}
+	return crc;
+}
+
+/* CRC-32 of the data section: the float parts, then the blobs. */
 static uint32_t
-ckpt_crc(const struct ckpt_part *parts, int nparts, size_t n)
+ckpt_crc(const struct ckpt_part *parts, int nparts, size_t n,
+    const struct ckpt_blob *blobs, int nblobs)
 {
 	uLong	 crc = crc32(0L, Z_NULL, 0);
 
-	for (int i = 0; i < nparts; i++) {
-		const Bytef *p = (const Bytef *)parts[i].data;
-		size_t	 left = n * sizeof(float);
-
-		while (left > 0) {
-			uInt chunk = left > (1u << 30) ? (1u << 30) : (uInt)left;
-			crc = crc32(crc, p, chunk);
-			p += chunk;
-			left -= chunk;
-		}
-	}
+	for (int i = 0; i < nparts; i++)
+		crc = crc_bytes(crc, parts[i].data, n * sizeof(float));
+	for (int i = 0; i < nblobs; i++)
+		crc = crc_bytes(crc, blobs[i].data, blobs[i].len);
 	return (uint32_t)crc;
+}
+
+void
+checkpoint_meta_free(struct ckpt_meta *cm)
+{
+	for (int i = 0; i < cm->nblobs; i++)
+		free(cm->blobs[i].data);
+	free(cm->blobs);
+	cm->blobs = NULL;
+	cm->nblobs = 0;
 }
 
 static void
@@ -107,7 +127,8 @@ ckpt_header(const struct model *m, const struct optimizer *o,
 	meta_set(meta, "micro", "%d", cm->micro);
 	meta_set(meta, "accum", "%d", cm->accum);
 	meta_set(meta, "adam_t", "%ld", o->t);
-	meta_set(meta, "crc32", "%08x", ckpt_crc(parts, nparts, m->n_params));
+	meta_set(meta, "crc32", "%08x", ckpt_crc(parts, nparts, m->n_params,
+	    cm->blobs, cm->nblobs));
 	json_object_set_new(root, "__metadata__", meta);
 
 	for (int p = 0; p < nparts; p++) {
@@ -126,6 +147,16 @@ ckpt_header(const struct model *m, const struct optimizer *o,
 			snprintf(name, sizeof name, "%s%s", parts[p].prefix, t->name);
 			json_object_set_new(root, name, tj);
 		}
+	}
+	for (int i = 0; i < cm->nblobs; i++) {
+		char	 name[80];
+
+		snprintf(name, sizeof name, "extra.%s", cm->blobs[i].name);
+		json_object_set_new(root, name, json_pack("{s:s, s:[I], s:[I,I]}",
+		    "dtype", "U8", "shape", (json_int_t)cm->blobs[i].len,
+		    "data_offsets", (json_int_t)off,
+		    (json_int_t)(off + cm->blobs[i].len)));
+		off += cm->blobs[i].len;
 	}
 	text = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(root);
@@ -241,6 +272,10 @@ checkpoint_write(const char *dir, int keep, const struct model *m,
 		if (write_all(fd, parts[i].data, m->n_params * sizeof(float)) != 0)
 			goto fail_fd;
 	}
+	for (int i = 0; i < cm->nblobs; i++) {
+		if (write_all(fd, cm->blobs[i].data, cm->blobs[i].len) != 0)
+			goto fail_fd;
+	}
 	if (fsync(fd) != 0 || close(fd) != 0) {
 		fd = -1;
 		goto fail;
@@ -347,6 +382,62 @@ ckpt_check_tensor(json_t *root, const char *name, const struct tensor_info *t,
 	return 0;
 }
 
+static int
+cmp_blob_off(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)((const struct ckpt_blob *)a)->data;
+	uintptr_t y = (uintptr_t)((const struct ckpt_blob *)b)->data;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The "extra." U8 tensors: each blob's data holds its offset into the
+ * data section for now.  They must tile the data after the floats
+ * (from `start`) with no gap or overlap; *total is their length.
+ */
+static int
+ckpt_find_blobs(json_t *root, size_t start, struct ckpt_blob **out, int *n,
+    size_t *total, char *why, size_t whylen)
+{
+	const char	*key;
+	json_t		*tj;
+	size_t		 pos = start;
+
+	json_object_foreach(root, key, tj) {
+		json_t		*offs = json_object_get(tj, "data_offsets");
+		const char	*dtype = json_string_value(json_object_get(tj, "dtype"));
+		json_int_t	 b, e;
+		struct ckpt_blob *bl;
+
+		if (strncmp(key, "extra.", 6) != 0)
+			continue;
+		b = json_integer_value(json_array_get(offs, 0));
+		e = json_integer_value(json_array_get(offs, 1));
+		if (dtype == NULL || strcmp(dtype, "U8") != 0 || b < 0 || e < b ||
+		    strlen(key + 6) >= sizeof bl->name || *n >= 1024) {
+			snprintf(why, whylen, "tensor %s is not a U8 blob", key);
+			return -1;
+		}
+		*out = xreallocarray(*out, (size_t)*n + 1, sizeof **out);
+		bl = &(*out)[(*n)++];
+		snprintf(bl->name, sizeof bl->name, "%s", key + 6);
+		bl->data = (uint8_t *)(uintptr_t)b;
+		bl->len = (size_t)(e - b);
+	}
+	qsort(*out, (size_t)*n, sizeof **out, cmp_blob_off);
+	for (int i = 0; i < *n; i++) {
+		if ((uintptr_t)(*out)[i].data != pos) {
+			snprintf(why, whylen, "extra.%s is not where the data "
+			    "says", (*out)[i].name);
+			return -1;
+		}
+		pos += (*out)[i].len;
+	}
+	*total = pos - start;
+	return 0;
+}
+
 int
 checkpoint_load(const char *path, struct model *m, struct optimizer *o,
     struct ckpt_meta *cm, char *err, size_t errlen)
@@ -361,6 +452,9 @@ checkpoint_load(const char *path, struct model *m, struct optimizer *o,
 	char		 why[256], crc[16];
 	const float	*data;
 	struct ckpt_part file_parts[3];
+	struct ckpt_blob *blobs = NULL;
+	int		 nblobs = 0;
+	size_t		 blen = 0;
 
 	if ((buf = read_file(path, &len, err, errlen)) == NULL)
 		return -1;
@@ -400,15 +494,21 @@ checkpoint_load(const char *path, struct model *m, struct optimizer *o,
 			off += m->tensors[i].numel * 4;
 		}
 	}
-	if (len - 8 - hlen != dlen) {
+	if (ckpt_find_blobs(root, dlen, &blobs, &nblobs, &blen, why,
+	    sizeof why) != 0)
+		goto bad;
+	if (len - 8 - hlen != dlen + blen) {
 		snprintf(why, sizeof why, "data is %zu bytes, expected %zu",
-		    len - 8 - hlen, dlen);
+		    len - 8 - hlen, dlen + blen);
 		goto bad;
 	}
 	data = (const float *)(buf + 8 + hlen);
 	for (int p = 0; p < nparts; p++)
 		file_parts[p] = (struct ckpt_part){ "", (float *)data + (size_t)p * m->n_params };
-	snprintf(crc, sizeof crc, "%08x", ckpt_crc(file_parts, nparts, m->n_params));
+	for (int i = 0; i < nblobs; i++)
+		blobs[i].data = buf + 8 + hlen + (size_t)blobs[i].data;
+	snprintf(crc, sizeof crc, "%08x", ckpt_crc(file_parts, nparts,
+	    m->n_params, blobs, nblobs));
 	if (strcmp(crc, meta_get(meta, "crc32")) != 0) {
 		snprintf(why, sizeof why, "content hash mismatch (crc32 %s, "
 		    "header says %s)", crc, meta_get(meta, "crc32"));
@@ -427,11 +527,20 @@ checkpoint_load(const char *path, struct model *m, struct optimizer *o,
 	o->t = strtol(meta_get(meta, "adam_t"), NULL, 10);
 	for (int p = 0; p < nparts; p++)
 		memcpy(parts[p].data, file_parts[p].data, m->n_params * 4);
+	for (int i = 0; i < nblobs; i++) {
+		uint8_t *copy = xmalloc(blobs[i].len ? blobs[i].len : 1);
+
+		memcpy(copy, blobs[i].data, blobs[i].len);
+		blobs[i].data = copy;
+	}
+	cm->blobs = blobs;
+	cm->nblobs = nblobs;
 	json_decref(root);
 	free(buf);
 	return 0;
 bad:
 	snprintf(err, errlen, "%s: %s", path, why);
+	free(blobs);
 	json_decref(root);
 	free(buf);
 	return -1;

@@ -16,6 +16,14 @@
 #include "backend/worker/model.h"
 #include "backend/worker/optimizer.h"
 
+/* Extra state stored as a U8 tensor "extra.NAME" after the floats (for
+ * example each rank's compressor state). */
+struct ckpt_blob {
+	char	 name[48];
+	uint8_t	*data;
+	size_t	 len;
+};
+
 struct ckpt_meta {
 	char	 job[SPEC_NAME_MAX];
 	long	 step;		/* optimizer steps done */
@@ -23,7 +31,12 @@ struct ckpt_meta {
 	long	 step_in_epoch;	/* ... and step within it */
 	uint64_t seed;
 	int	 world, micro, accum;
+	/* Written when set; filled by a load (free with checkpoint_meta_free). */
+	struct ckpt_blob *blobs;
+	int	 nblobs;
 };
+
+void	checkpoint_meta_free(struct ckpt_meta *);
 
 /* Write step-NNNNNNNNN.safetensors into dir (created 0700), then delete
  * all but the newest `keep`.  Returns 0, or -1 with err set; on failure

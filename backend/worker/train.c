@@ -43,6 +43,7 @@ struct trainer {
 	int		 epoch;
 	int		 stop;		/* agreed by every rank */
 	struct compressor *comp;	/* NULL: dense allreduce */
+	struct ckpt_meta resumed;	/* rank 0: what it resumed from */
 	uint8_t		*cbuf, *call;	/* this rank's and everyone's bytes */
 	size_t		*lens;
 	void		**leaks;	/* --inject leak: kept on purpose */
@@ -69,8 +70,45 @@ train_event(struct trainer *t, const char *kind, const char *fmt, ...)
 	t->hooks->on_event(t->hooks->ctx, kind, reason);
 }
 
+/* Each rank's compressor state, gathered to every rank: the residuals
+ * differ per rank and a bit-identical resume needs them all.  NULL with
+ * no compression. */
+static uint8_t *
+train_gather_compressor(struct trainer *t, size_t *each, char *err,
+    size_t errlen)
+{
+	int	 world = t->cfg->world;
+	size_t	*lens, sb;
+	uint8_t	*mine, *all;
+
+	if (t->comp == NULL)
+		return NULL;
+	sb = compressor_state_bytes(t->comp);
+	mine = xmalloc(sb);
+	all = xmalloc(sb * (size_t)world);
+	lens = xcalloc((size_t)world, sizeof *lens);
+	for (int r = 0; r < world; r++)
+		lens[r] = sb;
+	compressor_state_save(t->comp, mine);
+	if (t->hooks->allgatherv(t->hooks->ctx, mine, all, lens, err,
+	    errlen) != 0) {
+		free(all);
+		all = NULL;
+	}
+	free(mine);
+	free(lens);
+	*each = sb;
+	return all;
+}
+
+/*
+ * Write a checkpoint of this step (rank 0 writes; every rank takes part
+ * when `collective`, since the compressor state is gathered).  Every rank
+ * reaches the same decision, so the gather never waits for a rank that
+ * skips it.
+ */
 static int
-train_checkpoint(struct trainer *t, char *err, size_t errlen)
+train_checkpoint(struct trainer *t, char *err, size_t errlen, int collective)
 {
 	/* The loader position after the last step of an epoch is the
 	 * start of the next one. */
@@ -81,18 +119,43 @@ train_checkpoint(struct trainer *t, char *err, size_t errlen)
 		.seed = t->job->train.seed,
 		.world = t->cfg->world, .micro = t->micro, .accum = t->accum,
 	};
+	struct ckpt_blob *blobs = NULL;
+	uint8_t		*states = NULL;
+	size_t		 each = 0;
+	int		 rc = 0;
 
 	if (t->cfg->checkpoint_dir == NULL || *t->cfg->checkpoint_dir == '\0' ||
-	    t->last_ckpt == t->step || t->cfg->rank != 0)
+	    t->last_ckpt == t->step)
 		return 0;
+	t->last_ckpt = t->step;
+	if (collective && t->comp != NULL &&
+	    (states = train_gather_compressor(t, &each, err, errlen)) == NULL)
+		return -1;
+	if (t->cfg->rank != 0) {
+		free(states);
+		return 0;
+	}
+	if (states != NULL) {
+		blobs = xcalloc((size_t)t->cfg->world, sizeof *blobs);
+		for (int r = 0; r < t->cfg->world; r++) {
+			snprintf(blobs[r].name, sizeof blobs[r].name,
+			    "compressor.rank%d", r);
+			blobs[r].data = states + (size_t)r * each;
+			blobs[r].len = each;
+		}
+		cm.blobs = blobs;
+		cm.nblobs = t->cfg->world;
+	}
 	snprintf(cm.job, sizeof cm.job, "%s", t->job->name);
 	if (checkpoint_write(t->cfg->checkpoint_dir, t->job->checkpoint.keep,
 	    t->model, t->opt, &cm, t->last_path, sizeof t->last_path, err,
 	    errlen) != 0)
-		return -1;
-	t->last_ckpt = t->step;
-	train_event(t, "checkpoint", "step %ld: %s", t->step, t->last_path);
-	return 0;
+		rc = -1;
+	else
+		train_event(t, "checkpoint", "step %ld: %s", t->step, t->last_path);
+	free(blobs);
+	free(states);
+	return rc;
 }
 
 static void
@@ -100,6 +163,45 @@ train_skipped(void *ctx, const char *path, const char *why)
 {
 	train_event(ctx, "checkpoint", "skipping corrupt checkpoint %s", why);
 	(void)path;
+}
+
+/* Give every rank its own compressor state from the checkpoint rank 0
+ * resumed from, when it was written by a group of the same size. */
+static int
+train_share_compressor(struct trainer *t, char *err, size_t errlen)
+{
+	const struct train_hooks *h = t->hooks;
+	const struct ckpt_meta *cm = &t->resumed;
+	int		 world = t->cfg->world;
+	size_t		 sb = compressor_state_bytes(t->comp);
+	int64_t		 have = cm->nblobs == world;
+	uint8_t		*all;
+	int		 rc = 0;
+
+	for (int r = 0; have && r < world; r++)
+		have = cm->blobs[r].len == sb;
+	if (h->broadcast(h->ctx, &have, sizeof have, err, errlen) != 0)
+		return -1;
+	if (!have) {
+		if (cm->nblobs > 0)
+			train_event(t, "restarted", "compressor state saved for "
+			    "%d ranks, not %d: residuals start from zero",
+			    cm->nblobs, world);
+		return 0;
+	}
+	all = xmalloc(sb * (size_t)world);
+	for (int r = 0; r < world && t->cfg->rank == 0; r++)
+		memcpy(all + (size_t)r * sb, cm->blobs[r].data, sb);
+	if (h->broadcast(h->ctx, all, sb * (size_t)world, err, errlen) != 0)
+		rc = -1;
+	else if (compressor_state_load(t->comp, all + (size_t)t->cfg->rank * sb,
+	    sb) != 0) {
+		snprintf(err, errlen, "the checkpoint's compressor state does not "
+		    "fit this job's compression settings");
+		rc = -1;
+	}
+	free(all);
+	return rc;
 }
 
 /* Give every rank rank 0's weights, optimizer state and position: the
@@ -125,7 +227,7 @@ train_share_state(struct trainer *t, char *err, size_t errlen)
 	t->step_in_epoch = pos[2];
 	t->opt->t = pos[3];
 	t->last_ckpt = t->step;
-	return 0;
+	return t->comp != NULL ? train_share_compressor(t, err, errlen) : 0;
 }
 
 /* Load data, build the model and optimizer, and resume if asked. */
@@ -200,8 +302,10 @@ train_setup(struct trainer *t, char *err, size_t errlen)
 		snprintf(err, errlen, "%s was written with seed %llu, the job "
 		    "has seed %llu", path, (unsigned long long)cm.seed,
 		    (unsigned long long)job->train.seed);
+		checkpoint_meta_free(&cm);
 		return -1;
 	}
+	t->resumed = cm;		/* keeps the compressor blobs */
 	t->step = cm.step;
 	t->epoch = cm.epoch;
 	t->step_in_epoch = cm.step_in_epoch;
@@ -222,7 +326,9 @@ train_rescue(struct trainer *t)
 
 	if (t->cfg->rank != 0 || t->step == t->last_ckpt)
 		return;
-	if (train_checkpoint(t, err, sizeof err) == 0)
+	/* No gather now: the group is gone, so the compressor state is not
+	 * saved and a resume from here starts it afresh. */
+	if (train_checkpoint(t, err, sizeof err, 0) == 0)
 		train_event(t, "checkpoint", "saved step %ld after the group "
 		    "failed", t->step);
 }
@@ -258,7 +364,7 @@ train_control(struct trainer *t, unsigned agreed, char *err, size_t errlen)
 		h->agreed(h->ctx, agreed);
 	if (agreed & (1u << CTL_CHECKPOINT)) {
 		t->last_ckpt = -1;	/* write even if one exists for this step */
-		if (train_checkpoint(t, err, errlen) != 0)
+		if (train_checkpoint(t, err, errlen, 1) != 0)
 			train_event(t, "checkpoint", "%s", err);
 	}
 	if (agreed & (1u << CTL_STOP))
@@ -468,7 +574,7 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 			}
 			if (cfg->job->checkpoint.every_steps > 0 &&
 			    t.step % cfg->job->checkpoint.every_steps == 0 &&
-			    train_checkpoint(&t, err, errlen) != 0)
+			    train_checkpoint(&t, err, errlen, 1) != 0)
 				train_event(&t, "checkpoint", "%s", err);
 			stopped = t.stop;
 		}
@@ -483,7 +589,7 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	}
 	if (t.epoch < cfg->job->train.epochs)
 		snprintf(sum->state, sizeof sum->state, "stopped");
-	if (train_checkpoint(&t, err, errlen) != 0) {
+	if (train_checkpoint(&t, err, errlen, 1) != 0) {
 		snprintf(sum->state, sizeof sum->state, "failed");
 		goto out;
 	}
@@ -521,6 +627,7 @@ out:
 	model_free(t.model);
 	optimizer_free(t.opt);
 	compressor_free(t.comp);
+	checkpoint_meta_free(&t.resumed);
 	free(t.cbuf);
 	free(t.call);
 	free(t.lens);
