@@ -150,16 +150,12 @@ model_add_dense_head(struct model *m, const struct job_spec *job)
 	model_add_linear(m, m->classes, name);
 }
 
-/* Allocate activations; ReLU shares its input's buffers. */
+/* Allocate activations for max_batch; ReLU shares its input's buffers. */
 static void
-model_alloc(struct model *m)
+model_alloc_activations(struct model *m)
 {
 	size_t	 B = (size_t)m->max_batch;
 
-	m->params = xmalloc_aligned(m->n_params * sizeof(float));
-	m->grads = xmalloc_aligned((m->n_params + MODEL_GRAD_EXTRA) *
-	    sizeof(float));
-	memset(m->grads, 0, (m->n_params + MODEL_GRAD_EXTRA) * sizeof(float));
 	for (int i = 0; i < m->n_layers; i++) {
 		struct layer *l = &m->layers[i];
 
@@ -174,8 +170,46 @@ model_alloc(struct model *m)
 			l->argmax = xmalloc(B * l->out_size * sizeof(int32_t));
 	}
 	m->probs = xmalloc_aligned(B * (size_t)m->classes * sizeof(float));
+}
+
+static void
+model_free_activations(struct model *m)
+{
+	for (int i = 0; i < m->n_layers; i++) {
+		struct layer *l = &m->layers[i];
+
+		if (l->kind == LAYER_RELU && i > 0)
+			continue;
+		free(l->out);
+		free(l->dout);
+		free(l->argmax);
+		l->out = l->dout = NULL;
+		l->argmax = NULL;
+	}
+	free(m->probs);
+	m->probs = NULL;
+}
+
+static void
+model_alloc(struct model *m)
+{
+	m->params = xmalloc_aligned(m->n_params * sizeof(float));
+	m->grads = xmalloc_aligned((m->n_params + MODEL_GRAD_EXTRA) *
+	    sizeof(float));
+	memset(m->grads, 0, (m->n_params + MODEL_GRAD_EXTRA) * sizeof(float));
 	if (m->workspace_len > 0)
 		m->workspace = xmalloc_aligned(m->workspace_len * sizeof(float));
+	model_alloc_activations(m);
+}
+
+void
+model_set_max_batch(struct model *m, int max_batch)
+{
+	if (max_batch == m->max_batch)
+		return;
+	model_free_activations(m);
+	m->max_batch = max_batch;
+	model_alloc_activations(m);
 }
 
 /* Uniform in +-1/sqrt(fan_in) for weights and biases alike. */
@@ -230,20 +264,11 @@ model_free(struct model *m)
 {
 	if (m == NULL)
 		return;
-	for (int i = 0; i < m->n_layers; i++) {
-		struct layer *l = &m->layers[i];
-
-		if (l->kind == LAYER_RELU && i > 0)
-			continue;
-		free(l->out);
-		free(l->dout);
-		free(l->argmax);
-	}
+	model_free_activations(m);
 	free(m->layers);
 	free(m->tensors);
 	free(m->params);
 	free(m->grads);
-	free(m->probs);
 	free(m->workspace);
 	free(m);
 }

@@ -69,6 +69,9 @@ const struct model_type *model_type_find(enum spec_model);
 struct model *model_create(const struct job_spec *, int c, int h, int w,
 	    int classes, int max_batch, uint64_t seed);
 void	model_free(struct model *);
+/* Make room for batches of up to max_batch (activations only; the
+ * parameters and gradients stay). */
+void	model_set_max_batch(struct model *, int max_batch);
 
 /* Builder helpers: append a layer taking the current output shape. */
 void	model_add_linear(struct model *, int out, const char *name);

@@ -25,38 +25,11 @@
 #include "backend/worker/model.h"
 #include "backend/worker/optimizer.h"
 #include "backend/worker/train.h"
+#include "backend/worker/train-internal.h"
 
-/* Evaluation runs in batches of this many samples (or micro, if larger). */
-#define EVAL_BATCH 256
 
-struct trainer {
-	const struct train_config *cfg;
-	const struct train_hooks *hooks;
-	const struct job_spec *job;
-	struct dataset	 train, test;
-	struct model	*model;
-	struct optimizer *opt;
-	struct loader	*loader;
-	int		 micro, accum;
-	long		 steps_per_epoch, total_steps;
-	long		 step, step_in_epoch, last_ckpt;
-	int		 epoch;
-	int		 stop;		/* agreed by every rank */
-	struct compressor *comp;	/* NULL: dense allreduce */
-	struct ckpt_meta resumed;	/* rank 0: what it resumed from */
-	uint8_t		*cbuf, *call;	/* this rank's and everyone's bytes */
-	size_t		*lens;
-	void		**leaks;	/* --inject leak: kept on purpose */
-	long		 nleaks;
-	uint64_t	 bytes_sent, bytes_dense;
-	char		 last_path[4096];
-};
 
-static void
-train_event(struct trainer *t, const char *kind, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
+void
 train_event(struct trainer *t, const char *kind, const char *fmt, ...)
 {
 	char	 reason[1024];
@@ -211,11 +184,13 @@ train_share_state(struct trainer *t, char *err, size_t errlen)
 {
 	const struct train_hooks *h = t->hooks;
 	size_t		 bytes = t->model->n_params * sizeof(float);
-	int64_t		 pos[4] = { t->step, t->epoch, t->step_in_epoch,
-	    t->opt->t };
+	int64_t		 pos[5] = { t->step, t->epoch, t->step_in_epoch,
+	    t->opt->t, t->resumed.micro };
 
-	if (h->broadcast == NULL || t->cfg->world == 1)
+	if (h->broadcast == NULL || t->cfg->world == 1) {
+		t->tuned_micro = t->resumed.micro;
 		return 0;
+	}
 	if (h->broadcast(h->ctx, pos, sizeof pos, err, errlen) != 0 ||
 	    h->broadcast(h->ctx, t->model->params, bytes, err, errlen) != 0 ||
 	    h->broadcast(h->ctx, t->opt->m, bytes, err, errlen) != 0 ||
@@ -226,34 +201,72 @@ train_share_state(struct trainer *t, char *err, size_t errlen)
 	t->epoch = (int)pos[1];
 	t->step_in_epoch = pos[2];
 	t->opt->t = pos[3];
+	t->tuned_micro = (int)pos[4];
 	t->last_ckpt = t->step;
 	return t->comp != NULL ? train_share_compressor(t, err, errlen) : 0;
 }
 
-/* Load data, build the model and optimizer, and resume if asked. */
+/* Rank 0 resumes from the newest valid checkpoint, if asked; then every
+ * rank gets rank 0's state. */
+static int
+train_resume(struct trainer *t, char *err, size_t errlen)
+{
+	struct ckpt_meta cm;
+	char		 path[4096];
+	int		 rc;
+
+	if (!t->cfg->resume || t->cfg->rank != 0)
+		return train_share_state(t, err, errlen);
+	rc = checkpoint_resume(t->cfg->checkpoint_dir, t->model, t->opt, &cm,
+	    path, sizeof path, train_skipped, t, err, errlen);
+	if (rc < 0)
+		return -1;
+	if (rc == 1) {
+		train_event(t, "restarted", "no checkpoint in %s; starting "
+		    "from step 0", t->cfg->checkpoint_dir);
+		return train_share_state(t, err, errlen);
+	}
+	if (cm.seed != t->job->train.seed) {
+		snprintf(err, errlen, "%s was written with seed %llu, the job "
+		    "has seed %llu", path, (unsigned long long)cm.seed,
+		    (unsigned long long)t->job->train.seed);
+		checkpoint_meta_free(&cm);
+		return -1;
+	}
+	t->resumed = cm;		/* keeps the compressor blobs */
+	t->step = cm.step;
+	t->epoch = cm.epoch;
+	t->step_in_epoch = cm.step_in_epoch;
+	t->last_ckpt = cm.step;
+	snprintf(t->last_path, sizeof t->last_path, "%s", path);
+	train_event(t, "restarted", "resumed from %s at step %ld (epoch %d)",
+	    path, cm.step, cm.epoch + 1);
+	return train_share_state(t, err, errlen);
+}
+
+/* Load data, build the model and optimizer, resume if asked, and settle
+ * the micro-batch (tuning it when the job says auto). */
 static int
 train_setup(struct trainer *t, char *err, size_t errlen)
 {
 	const struct job_spec *job = t->job;
-	int		 world = t->cfg->world, rc;
-	struct ckpt_meta cm;
-	char		 path[4096];
+	int		 world = t->cfg->world;
+	int		 per_rank = job->train.batch.global / world;
 
-	if (job->train.lr.schedule == SCHEDULE_ADAPTIVE) {
-		snprintf(err, errlen, "%s: lr.schedule adaptive is not "
-		    "available yet; use constant or cosine", job->file);
+	if (job->train.lr.schedule == SCHEDULE_ADAPTIVE &&
+	    (job->train.optimizer.type != OPTIM_SGD)) {
+		snprintf(err, errlen, "%s: lr.schedule adaptive needs sgd",
+		    job->file);
 		return -1;
 	}
-	t->micro = job->train.batch.micro;
-	if (t->micro == 0)	/* auto: no autotuner yet, so no accumulation */
-		t->micro = job->train.batch.global / world;
-	if (t->micro <= 0 || job->train.batch.global % (world * t->micro) != 0) {
+	t->micro = job->train.batch.micro;	/* 0: auto, settled below */
+	if (job->train.batch.global % world != 0 ||
+	    (t->micro > 0 && per_rank % t->micro != 0)) {
 		snprintf(err, errlen, "global batch %d is not a multiple of "
 		    "%d ranks x micro-batch %d", job->train.batch.global, world,
 		    t->micro);
 		return -1;
 	}
-	t->accum = job->train.batch.global / (world * t->micro);
 	if (data_load_fmnist(job->data.path, 1, &t->train, err, errlen) != 0 ||
 	    data_load_fmnist(job->data.path, 0, &t->test, err, errlen) != 0)
 		return -1;
@@ -287,33 +300,14 @@ train_setup(struct trainer *t, char *err, size_t errlen)
 		if (compressor_owns_momentum(t->comp))
 			t->opt->momentum = 0;
 	}
-	if (!t->cfg->resume || t->cfg->rank != 0)
-		return train_share_state(t, err, errlen);
-	rc = checkpoint_resume(t->cfg->checkpoint_dir, t->model, t->opt, &cm,
-	    path, sizeof path, train_skipped, t, err, errlen);
-	if (rc < 0)
+	if (train_resume(t, err, errlen) != 0)
 		return -1;
-	if (rc == 1) {
-		train_event(t, "restarted", "no checkpoint in %s; starting "
-		    "from step 0", t->cfg->checkpoint_dir);
-		return train_share_state(t, err, errlen);
-	}
-	if (cm.seed != job->train.seed) {
-		snprintf(err, errlen, "%s was written with seed %llu, the job "
-		    "has seed %llu", path, (unsigned long long)cm.seed,
-		    (unsigned long long)job->train.seed);
-		checkpoint_meta_free(&cm);
+	if (t->micro == 0 && train_autotune(t, per_rank, err, errlen) != 0)
 		return -1;
-	}
-	t->resumed = cm;		/* keeps the compressor blobs */
-	t->step = cm.step;
-	t->epoch = cm.epoch;
-	t->step_in_epoch = cm.step_in_epoch;
-	t->last_ckpt = cm.step;
-	snprintf(t->last_path, sizeof t->last_path, "%s", path);
-	train_event(t, "restarted", "resumed from %s at step %ld (epoch %d)",
-	    path, cm.step, cm.epoch + 1);
-	return train_share_state(t, err, errlen);
+	t->accum = per_rank / t->micro;
+	if (t->micro > t->model->max_batch)
+		model_set_max_batch(t->model, t->micro);
+	return 0;
 }
 
 /* A step failed (a peer died mid-exchange): the parameters and the

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "backend/spec/spec.h"
+#include "backend/worker/autotune.h"
 
 struct epoch_report {
 	const char	*job;
@@ -73,6 +74,9 @@ struct train_hooks {
 		    size_t errlen);
 	/* After every step, on every rank. */
 	void	(*on_step)(void *ctx, const struct step_report *);
+	/* The micro-batch search's trials and outcome (rank 0). */
+	void	(*on_autotune)(void *ctx, const struct autotune_trial *, int n,
+		    int micro, int accum, double seconds);
 	void	(*on_epoch)(void *ctx, const struct epoch_report *);
 	/* kind is one of DESIGN.md section 3's event kinds. */
 	void	(*on_event)(void *ctx, const char *kind, const char *reason);

@@ -280,6 +280,24 @@ worker_on_step(void *ctx, const struct step_report *r)
 }
 
 static void
+worker_on_autotune(void *ctx, const struct autotune_trial *tr, int n,
+    int micro, int accum, double seconds)
+{
+	struct worker	*w = ctx;
+	json_t		*trials = json_array();
+
+	for (int i = 0; i < n; i++)
+		json_array_append_new(trials, json_pack("{s:i, s:b, s:I, s:f}",
+		    "size", tr[i].size, "fit", tr[i].fit, "peak_bytes",
+		    (json_int_t)tr[i].peak_bytes, "samples_per_s",
+		    tr[i].samples_per_s));
+	worker_send(w, json_pack("{s:s, s:s, s:i, s:i, s:f, s:I, s:o}", "t",
+	    "autotune", "job", w->job.name, "micro_batch", micro, "accum",
+	    accum, "seconds", seconds, "budget",
+	    (json_int_t)w->job.resources.memory_per_rank, "trials", trials));
+}
+
+static void
 worker_on_epoch(void *ctx, const struct epoch_report *r)
 {
 	struct worker	*w = ctx;
@@ -435,7 +453,7 @@ worker_main(int argc, char **argv)
 	struct train_hooks	 hooks = { .ctx = &w, .on_epoch = worker_on_epoch,
 	    .on_event = worker_on_event, .requests = worker_requests,
 	    .agreed = worker_agreed, .paused = worker_paused,
-	    .on_step = worker_on_step };
+	    .on_step = worker_on_step, .on_autotune = worker_on_autotune };
 	struct train_summary	 sum;
 	struct sigaction	 sa = { .sa_handler = worker_on_sigterm };
 	struct comm_config	 cc = { .backend = "gloo" };

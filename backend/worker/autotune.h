@@ -1,0 +1,39 @@
+/*
+ * autotune.h: the micro-batch search of DESIGN.md section 5.  Sizes are
+ * the divisors of the per-rank batch, so gradient accumulation always
+ * makes up the global batch exactly.  Double until a size does not fit
+ * the memory budget (or the device runs out), then bisect between the
+ * last fit and the first failure.  Throughput is measured at every size
+ * that fits; the largest wins unless a smaller one is at least 3% faster.
+ */
+#ifndef HUNTER_AUTOTUNE_H
+#define HUNTER_AUTOTUNE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define AUTOTUNE_MAX_TRIALS 64
+
+struct autotune_trial {
+	int	 size;
+	bool	 fit;
+	size_t	 peak_bytes;
+	double	 samples_per_s;
+};
+
+/* Run one trial of `size` (every rank agreeing on the outcome) and fill
+ * the trial.  Returns 0, or -1 with err on a failure that is not "does
+ * not fit". */
+typedef int (*autotune_probe)(void *ctx, int size, struct autotune_trial *,
+	    char *err, size_t errlen);
+
+/*
+ * Search the divisors of per_rank.  Returns the chosen size, or -1 with
+ * err (naming the budget when nothing fits).  The trials in order go to
+ * trace (*ntrace of them).
+ */
+int	autotune_search(int per_rank, size_t budget, autotune_probe, void *ctx,
+	    struct autotune_trial *trace, int *ntrace, char *err,
+	    size_t errlen);
+
+#endif

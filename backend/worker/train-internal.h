@@ -1,0 +1,56 @@
+/*
+ * train-internal.h: the train loop's state, shared by its files
+ * (train.c: setup, step, checkpoints; train-tune.c: the micro-batch
+ * search).  Not for other modules.
+ */
+#ifndef HUNTER_TRAIN_INTERNAL_H
+#define HUNTER_TRAIN_INTERNAL_H
+
+#include <stdint.h>
+
+#include "backend/worker/autotune.h"
+#include "backend/worker/checkpoint.h"
+#include "backend/worker/compressor.h"
+#include "backend/worker/data.h"
+#include "backend/worker/model.h"
+#include "backend/worker/optimizer.h"
+#include "backend/worker/train.h"
+
+/* Evaluation runs in batches of this many samples (or micro, if larger). */
+#define EVAL_BATCH 256
+
+struct trainer {
+	const struct train_config *cfg;
+	const struct train_hooks *hooks;
+	const struct job_spec *job;
+	struct dataset	 train, test;
+	struct model	*model;
+	struct optimizer *opt;
+	struct loader	*loader;
+	int		 micro, accum;
+	long		 steps_per_epoch, total_steps;
+	long		 step, step_in_epoch, last_ckpt;
+	int		 epoch;
+	int		 stop;		/* agreed by every rank */
+	struct compressor *comp;	/* NULL: dense allreduce */
+	struct ckpt_meta resumed;	/* rank 0: what it resumed from */
+	int		 tuned_micro;	/* the resumed micro-batch; 0: none */
+	struct autotune_trial trace[AUTOTUNE_MAX_TRIALS];
+	int		 ntrace;
+	double		 tune_s;		/* wall time of the search */
+	uint8_t		*cbuf, *call;	/* this rank's and everyone's bytes */
+	size_t		*lens;
+	void		**leaks;	/* --inject leak: kept on purpose */
+	long		 nleaks;
+	uint64_t	 bytes_sent, bytes_dense;
+	char		 last_path[4096];
+};
+
+void	train_event(struct trainer *, const char *kind, const char *fmt, ...)
+	    __attribute__((format(printf, 3, 4)));
+/* Settle t->micro for per_rank samples a step: the resumed size, or the
+ * search of autotune.h, every rank agreeing on each trial. */
+int	train_autotune(struct trainer *, int per_rank, char *err,
+	    size_t errlen);
+
+#endif
