@@ -14,7 +14,7 @@
 
 /* Floats after the gradients in the grads buffer, where the train loop
  * carries control values through the same exchange as the gradients. */
-#define MODEL_GRAD_EXTRA 4
+#define MODEL_GRAD_EXTRA 5
 
 enum layer_kind { LAYER_LINEAR, LAYER_RELU, LAYER_CONV, LAYER_POOL };
 

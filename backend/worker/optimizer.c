@@ -72,7 +72,8 @@ lr_at(const struct job_spec *job, long step, long total)
 
 	if (warm > 0 && step < warm)
 		return base * (double)(step + 1) / (double)warm;
-	if (job->train.lr.schedule == SCHEDULE_COSINE && total > warm) {
+	/* adaptive: the cosine shape, times the gain of adaptive.c */
+	if (job->train.lr.schedule != SCHEDULE_CONSTANT && total > warm) {
 		double progress = (double)(step - warm) / (double)(total - warm);
 		return base * 0.5 * (1.0 + cos(M_PI * progress));
 	}

@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 
+#include "backend/worker/adaptive.h"
 #include "backend/worker/autotune.h"
 #include "backend/worker/checkpoint.h"
 #include "backend/worker/compressor.h"
@@ -38,6 +39,7 @@ struct trainer {
 	struct autotune_trial trace[AUTOTUNE_MAX_TRIALS];
 	int		 ntrace;
 	double		 tune_s;		/* wall time of the search */
+	struct adascale	 ada;			/* lr.schedule adaptive */
 	uint8_t		*cbuf, *call;	/* this rank's and everyone's bytes */
 	size_t		*lens;
 	void		**leaks;	/* --inject leak: kept on purpose */

@@ -253,12 +253,7 @@ train_setup(struct trainer *t, char *err, size_t errlen)
 	int		 world = t->cfg->world;
 	int		 per_rank = job->train.batch.global / world;
 
-	if (job->train.lr.schedule == SCHEDULE_ADAPTIVE &&
-	    (job->train.optimizer.type != OPTIM_SGD)) {
-		snprintf(err, errlen, "%s: lr.schedule adaptive needs sgd",
-		    job->file);
-		return -1;
-	}
+	adascale_init(&t->ada);
 	t->micro = job->train.batch.micro;	/* 0: auto, settled below */
 	if (job->train.batch.global % world != 0 ||
 	    (t->micro > 0 && per_rank % t->micro != 0)) {
@@ -325,6 +320,16 @@ train_rescue(struct trainer *t)
 	if (train_checkpoint(t, err, sizeof err, 0) == 0)
 		train_event(t, "checkpoint", "saved step %ld after the group "
 		    "failed", t->step);
+}
+
+static double
+sumsq(const float *v, size_t n)
+{
+	double	 s = 0;
+
+	for (size_t i = 0; i < n; i++)
+		s += (double)v[i] * v[i];
+	return s;
 }
 
 /* The faults a test asks for (--inject), after the step they follow;
@@ -446,6 +451,7 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 	struct step_report r = { 0 };
 	unsigned	 req, agreed = 0;
 	uint64_t	 sent = 0;
+	int		 adaptive = t->job->train.lr.schedule == SCHEDULE_ADAPTIVE;
 
 	memset(m->grads, 0, (n + MODEL_GRAD_EXTRA) * sizeof(float));
 	for (int a = 0; a < t->accum; a++) {
@@ -466,6 +472,10 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 	req = h->requests != NULL ? h->requests(h->ctx) : 0;
 	for (int c = 0; c < CTL_COUNT; c++)
 		m->grads[n + 1 + c] = (req >> c) & 1;
+	/* |g_b|^2 of this rank's own mean gradient, for the noise scale. */
+	if (adaptive)
+		m->grads[n + 1 + CTL_COUNT] = (float)(sumsq(m->grads, n) *
+		    t->cfg->world * t->cfg->world);
 	t1 = clock_mono();
 	if (t->comp != NULL) {
 		if (train_exchange_compressed(t, &sent, err, errlen) != 0)
@@ -486,6 +496,15 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 	r.loss = m->grads[n];
 	*loss += r.loss;
 	r.lr = lr_at(t->job, t->step, t->total_steps);
+	r.lr_gain = 1;
+	r.noise_scale = -1;
+	if (adaptive) {
+		r.lr_gain = adascale_update(&t->ada, m->grads[n + 1 + CTL_COUNT] /
+		    t->cfg->world, sumsq(m->grads, n), t->micro * t->accum,
+		    t->cfg->world);
+		r.noise_scale = t->ada.noise_scale;
+		r.lr *= r.lr_gain;
+	}
 	optimizer_step(t->opt, m->params, m->grads, (float)r.lr);
 	t->step++;
 	t->step_in_epoch++;

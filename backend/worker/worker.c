@@ -257,6 +257,7 @@ worker_on_step(void *ctx, const struct step_report *r)
 {
 	struct worker	*w = ctx;
 	double		 now = clock_mono();
+	json_t		*m;
 
 	if (r->step <= w->trace_steps && w->rank == 0)
 		worker_send(w, json_pack("{s:s, s:s, s:I, s:f}", "t", "step",
@@ -265,8 +266,8 @@ worker_on_step(void *ctx, const struct step_report *r)
 	if (now - w->last_metrics < 1.0)
 		return;
 	w->last_metrics = now;
-	worker_send(w, json_pack("{s:s, s:s, s:s, s:i, s:I, s:i, s:f, s:f, "
-	    "s:f, s:f, s:f, s:f, s:f, s:I, s:i, s:i, s:I, s:f, s:I, s:f}",
+	m = json_pack("{s:s, s:s, s:s, s:i, s:I, s:i, s:f, s:f, "
+	    "s:f, s:f, s:f, s:f, s:f, s:I, s:i, s:i, s:I, s:f, s:I, s:f, s:f}",
 	    "t", MSG_METRICS, "scope", "rank", "job", w->job.name,
 	    "rank", w->rank, "step", (json_int_t)r->step, "epoch", r->epoch,
 	    "loss", r->loss, "lr", r->lr, "samples_per_s",
@@ -276,7 +277,11 @@ worker_on_step(void *ctx, const struct step_report *r)
 	    "bytes_sent", (json_int_t)r->bytes_sent, "micro_batch",
 	    r->micro_batch, "accum", r->accum, "rss", (json_int_t)worker_rss(),
 	    "heartbeat", (double)time(NULL), "pid", (json_int_t)getpid(),
-	    "density", r->density));
+	    "density", r->density, "lr_gain", r->lr_gain);
+	/* Unknown is absent, never a number that looks like one. */
+	if (r->noise_scale >= 0)
+		json_object_set_new(m, "noise_scale", json_real(r->noise_scale));
+	worker_send(w, m);
 }
 
 static void
