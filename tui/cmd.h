@@ -6,6 +6,8 @@
 #ifndef HUNTER_CMD_H
 #define HUNTER_CMD_H
 
+#include <stdbool.h>
+
 struct cmd_entry {
 	const char	*name;
 	const char	*usage;		/* arguments, after the name */
@@ -20,6 +22,14 @@ extern const struct cmd_entry cmd_bench_entry;
 extern const struct cmd_entry cmd_agent_entry;
 extern const struct cmd_entry cmd_worker_entry;
 extern const struct cmd_entry cmd_ctl_entry;
+
+/* The console (console-open.c): `hunter [options] [JOB.yaml...]`, and
+ * whether an argument is one of its options. */
+int	console_main(int argc, char **argv);
+bool	console_option(const char *arg);
+
+/* `hunter bench console` (bench-console.c). */
+int	bench_console(void);
 
 /* Print "usage: hunter NAME USAGE" to stderr and return 2. */
 int	cmd_usage(const struct cmd_entry *);

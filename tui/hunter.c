@@ -1,11 +1,14 @@
 /*
  * hunter.c: the program entry.  Dispatches to the subcommands of the
- * command table and answers --version and --help.
+ * command table, answers --version and --help, and runs the console
+ * when no subcommand is named: `hunter`, `hunter JOB.yaml...`, or
+ * `hunter --theme NAME ...`.
  */
 #include <gnu/libc-version.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cblas.h>
 #include <curses.h>
@@ -54,9 +57,18 @@ print_version(void)
 static void
 print_help(FILE *f)
 {
-	fprintf(f, "usage: hunter COMMAND [ARGS]\n\n"
+	fprintf(f, "usage: hunter [--cluster FILE] [--theme NAME] [--takeover] "
+	    "[JOB.yaml...]\n       hunter COMMAND [ARGS]\n\n"
 	    "hunter trains data-parallel models on a cluster and lets an\n"
-	    "operator watch and steer them.  Commands:\n\n");
+	    "operator watch and steer them.\n\n"
+	    "  hunter [JOB.yaml...]\n"
+	    "           the console: submits each job file on the embedded\n"
+	    "           4-node local cluster (or --cluster FILE); with no job it\n"
+	    "           re-attaches to the running one.  q detaches and leaves\n"
+	    "           the jobs running; ? lists the keys.  --theme NAME picks\n"
+	    "           a theme (themes/*.yaml; or theme: NAME in\n"
+	    "           ~/.config/hunter/config.yaml); NO_COLOR is honoured.\n\n"
+	    "Commands:\n\n");
 	for (size_t i = 0; i < N_CMDS; i++)
 		fprintf(f, "  hunter %-8s %s\n           %s\n", cmd_table[i]->name,
 		    cmd_table[i]->usage, cmd_table[i]->summary);
@@ -73,13 +85,32 @@ cmd_usage(const struct cmd_entry *cmd)
 	return 2;
 }
 
+/* Whether argv[1] is for the console: nothing, one of its options, or
+ * something that is not a command but looks like a job file. */
+static bool
+wants_console(int argc, char **argv)
+{
+	const char	*a = argv[1];
+	size_t		 l;
+
+	if (argc < 2)
+		return true;
+	if (a[0] == '-')
+		return console_option(a);
+	for (size_t i = 0; i < N_CMDS; i++) {
+		if (strcmp(a, cmd_table[i]->name) == 0)
+			return false;
+	}
+	l = strlen(a);
+	return access(a, F_OK) == 0 || (l > 5 && strcmp(a + l - 5, ".yaml") == 0) ||
+	    (l > 4 && strcmp(a + l - 4, ".yml") == 0);
+}
+
 int
 main(int argc, char **argv)
 {
-	if (argc < 2) {
-		print_help(stderr);
-		return 2;
-	}
+	if (wants_console(argc, argv))
+		return console_main(argc, argv);
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
 		print_version();
 		return 0;

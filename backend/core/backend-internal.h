@@ -59,6 +59,8 @@ void	backend_run_commands(struct backend *);
 /* backend-jobs.c */
 #define BACKEND_MAX_RESTARTS 10
 void	backend_job_done(struct backend *, struct job_state *);
+void	backend_schedule(struct backend *);
+void	backend_launch_job(struct backend *, struct job_state *);
 int	backend_command(struct backend *, const json_t *cmd);
 /* Re-form j with node_of as its placement: stop every rank at one step,
  * then relaunch them all as the next generation from the newest

@@ -15,6 +15,7 @@
 #include "backend/core/xmalloc.h"
 #include "backend/proto/proto.h"
 #include "backend/sched/place.h"
+#include "backend/sched/queue.h"
 
 /* "local0, local0, local2, local2" for events (a static buffer). */
 static const char *
@@ -179,7 +180,6 @@ backend_submit(struct backend *b, const char *spec_file,
 	struct spec_errors errs = { 0 };
 	struct job_state *j, *old;
 	struct job_spec	 spec;
-	int		*node_of;
 	char		*yaml;
 
 	if ((yaml = read_text(spec_file, err, errlen)) == NULL)
@@ -203,10 +203,8 @@ backend_submit(struct backend *b, const char *spec_file,
 		free(yaml);
 		return -1;
 	}
-	node_of = xcalloc((size_t)spec.resources.ranks, sizeof *node_of);
-	if (place_job(b->cluster, &spec, b->used, node_of, err, errlen) != 0) {
+	if (queue_admissible(b->cluster, &spec, err, errlen) != 0) {
 		backend_event(b, spec.name, "refused", -1, NULL, "%s", err);
-		free(node_of);
 		free(yaml);
 		return -1;
 	}
@@ -218,16 +216,63 @@ backend_submit(struct backend *b, const char *spec_file,
 	j->world = spec.resources.ranks;
 	j->run = backend_run_id();
 	j->ranks = xcalloc((size_t)j->world, sizeof *j->ranks);
-	for (int r = 0; r < j->world; r++)
-		j->ranks[r].node = node_of[r];
-	free(node_of);
+	j->queued = true;
+	j->submitted = clock_mono();
+	snprintf(j->state, sizeof j->state, "queued");
+	backend_schedule(b);
+	if (j == backend_job(b, spec.name) && j->queued)
+		backend_event(b, j->name, "queued", -1, NULL, "waiting for %d "
+		    "free %s slots (%s priority)", j->world,
+		    spec_device_name(spec.resources.device),
+		    spec_priority_name(spec.priority));
+	return 0;
+}
+
+/* Place and launch what fits of the queued jobs: by priority, then by
+ * submission, smaller ones backfilling past a head that does not fit. */
+void
+backend_schedule(struct backend *b)
+{
+	struct queue_entry *e = xcalloc((size_t)b->njobs + 1, sizeof *e);
+	int		*idx = xcalloc((size_t)b->njobs + 1, sizeof *idx);
+	int		 n = 0;
+
+	for (int i = 0; i < b->njobs; i++) {
+		struct job_state *j = &b->jobs[i];
+
+		if (!j->queued || j->done)
+			continue;
+		e[n] = (struct queue_entry){ .spec = &j->spec,
+		    .submitted = j->submitted,
+		    .node_of = xcalloc((size_t)j->world, sizeof(int)) };
+		idx[n++] = i;
+	}
+	queue_schedule(b->cluster, b->used, e, n);
+	for (int k = 0; k < n; k++) {
+		struct job_state *j = &b->jobs[idx[k]];
+
+		if (e[k].placed) {
+			j->queued = false;
+			snprintf(j->state, sizeof j->state, "running");
+			for (int r = 0; r < j->world; r++)
+				j->ranks[r].node = e[k].node_of[r];
+			backend_launch_job(b, j);
+		}
+		free(e[k].node_of);
+	}
+	free(e);
+	free(idx);
+}
+
+void
+backend_launch_job(struct backend *b, struct job_state *j)
+{
 	backend_journal_job(b, j);
 	backend_event(b, j->name, "placed", -1, NULL, "%d ranks on %s",
 	    j->world, placement_text(b, j));
 	j->grace_until = clock_mono() + 2;
 	for (int r = 0; r < j->world; r++)
 		backend_launch_rank(b, j, r);
-	return 0;
 }
 
 /* Rebuild jobs from the journal: the last "job" record of each name that
@@ -273,6 +318,8 @@ backend_replay_record(void *ctx, json_t *rec)
 		if (i < (size_t)j->world && fn != NULL) {
 			j->ranks[i].node = (int)(fn - b->fleet.nodes);
 			j->ranks[i].status = RANK_RUNNING;
+			/* Heartbeats are counted from the re-attach. */
+			j->ranks[i].last_seen = clock_mono();
 		}
 	}
 }
@@ -301,6 +348,9 @@ backend_attach(struct backend *b, const char *name, char *err, size_t errlen)
 				if (strcmp(b->jobs[k].name, j->name) == 0)
 					b->jobs[k].done = true;
 			}
+			j->grace_until = clock_mono() + 5;
+			for (int r = 0; r < j->world; r++)
+				b->used[j->ranks[r].node]++;
 			backend_event(b, j->name, "restarted", -1, NULL,
 			    "re-attached to %s (%d ranks)", j->name, j->world);
 			return 0;
@@ -560,5 +610,6 @@ backend_job_done(struct backend *b, struct job_state *j)
 	    "state", j->state);
 	journal_append(b->journal, rec);
 	json_decref(rec);
+	backend_schedule(b);		/* the freed slots may fit a queued job */
 }
 

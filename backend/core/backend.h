@@ -85,10 +85,13 @@ struct job_state {
 	int		 world, generation;
 	long long	 run;		/* unique id of this launch */
 	struct rank_state *ranks;
-	char		 state[16];	/* running | finished | stopped | failed */
+	char		 state[16];	/* queued | running | finished | stopped |
+					 * failed */
 	json_t		*summary;	/* rank 0's, once it arrives */
 	json_t		*epochs;	/* epoch frames, in order */
 	bool		 done;		/* every rank has exited */
+	bool		 queued;	/* waiting for slots */
+	double		 submitted;	/* CLOCK_MONOTONIC, for the queue order */
 	bool		 paused;
 	struct submit_opts opts;	/* as submitted */
 	long		 seq[JOB_CMD_COUNT];

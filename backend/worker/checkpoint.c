@@ -224,7 +224,8 @@ ckpt_list(const char *dir, long **steps)
 		(*steps)[n++] = step;
 	}
 	closedir(d);
-	qsort(*steps, (size_t)n, sizeof **steps, cmp_long_desc);
+	if (n > 1)
+		qsort(*steps, (size_t)n, sizeof **steps, cmp_long_desc);
 	return n;
 }
 
@@ -425,7 +426,8 @@ ckpt_find_blobs(json_t *root, size_t start, struct ckpt_blob **out, int *n,
 		bl->data = (uint8_t *)(uintptr_t)b;
 		bl->len = (size_t)(e - b);
 	}
-	qsort(*out, (size_t)*n, sizeof **out, cmp_blob_off);
+	if (*n > 1)
+		qsort(*out, (size_t)*n, sizeof **out, cmp_blob_off);
 	for (int i = 0; i < *n; i++) {
 		if ((uintptr_t)(*out)[i].data != pos) {
 			snprintf(why, whylen, "extra.%s is not where the data "

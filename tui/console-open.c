@@ -1,0 +1,271 @@
+/*
+ * console-open.c: `hunter [JOB.yaml...]`, the console's entry.  It reads
+ * the options and ~/.config/hunter/config.yaml, picks the theme (a bad
+ * one is reported on screen and the default used), opens the backend on
+ * the cluster, submits each job file given (or, with none, re-attaches
+ * to the journal's running job), starts the backend's thread and runs
+ * the loop.  On the way out it closes the backend: agents and workers
+ * keep running, and the next `hunter` finds them.
+ */
+#include <getopt.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/core/backend-sim.h"
+#include "backend/spec/yaml-doc.h"
+#include "tui/cmd.h"
+#include "tui/console.h"
+#include "tui/draw.h"
+
+static const struct option console_opts[] = {
+	{ "cluster", required_argument, NULL, 'c' },
+	{ "theme", required_argument, NULL, 't' },
+	{ "takeover", no_argument, NULL, 'T' },
+	{ "simulate", required_argument, NULL, 'S' },	/* hidden: the bench's */
+	{ NULL, 0, NULL, 0 }
+};
+
+bool
+console_option(const char *arg)
+{
+	for (int i = 0; console_opts[i].name != NULL; i++) {
+		size_t l = strlen(console_opts[i].name);
+
+		if (strncmp(arg, "--", 2) == 0 &&
+		    strncmp(arg + 2, console_opts[i].name, l) == 0 &&
+		    (arg[2 + l] == '\0' || arg[2 + l] == '='))
+			return true;
+	}
+	return false;
+}
+
+/* The theme named in $XDG_CONFIG_HOME/hunter/config.yaml (or
+ * ~/.config/...), into name; problems are said on the console. */
+static void
+console_config(struct console *c, char *name, size_t len)
+{
+	char		 path[1024];
+	const char	*xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+	struct spec_errors errs = { 0 };
+	struct ydoc_node *top;
+	const struct ydoc_node *v;
+	char		 buf[16384];
+	size_t		 n;
+	FILE		*f;
+	bool		 ok;
+
+	if (xdg != NULL && *xdg != '\0')
+		snprintf(path, sizeof path, "%s/hunter/config.yaml", xdg);
+	else if (home != NULL)
+		snprintf(path, sizeof path, "%s/.config/hunter/config.yaml", home);
+	else
+		return;
+	if ((f = fopen(path, "r")) == NULL)
+		return;
+	n = fread(buf, 1, sizeof buf, f);
+	fclose(f);
+	if ((top = ydoc_parse(path, buf, n, &errs, &ok)) != NULL) {
+		for (size_t i = 0; i + 1 < top->n; i += 2) {
+			if (strcmp(top->kids[i]->str, "theme") != 0)
+				spec_error_add(&errs, path, top->kids[i]->line,
+				    top->kids[i]->col, "unknown key '%.40s' "
+				    "(known: theme)", top->kids[i]->str);
+		}
+		if ((v = ydoc_get(top, "theme", NULL)) != NULL &&
+		    v->kind == YDOC_SCALAR)
+			snprintf(name, len, "%s", v->str);
+		ydoc_free(top);
+	}
+	for (size_t i = 0; i < errs.n; i++)
+		console_say(c, EL_EVENT_ERROR, "%s:%d:%d: %s", errs.v[i].file,
+		    errs.v[i].line, errs.v[i].col, errs.v[i].msg);
+	spec_errors_free(&errs);
+}
+
+int
+console_set_theme(struct console *c, const char *name, bool apply)
+{
+	struct spec_errors errs = { 0 };
+	struct theme	 t;
+	const char	*base = strrchr(name, '/');
+
+	if (theme_load(name, &t, &errs) != 0) {
+		for (size_t i = errs.n; i-- > 0;) {
+			const struct spec_error *e = &errs.v[i];
+
+			if (e->line > 0)
+				console_say(c, EL_EVENT_ERROR, "theme %s:%d:%d: %s",
+				    e->file, e->line, e->col, e->msg);
+			else
+				console_say(c, EL_EVENT_ERROR, "theme %s: %s",
+				    e->file, e->msg);
+		}
+		spec_errors_free(&errs);
+		return -1;
+	}
+	/* Known by its file's name, so `t` can find the next one. */
+	snprintf(t.name, sizeof t.name, "%.*s", (int)(base ? strcspn(base + 1,
+	    ".") : strlen(name)), base ? base + 1 : name);
+	c->theme = t;
+	if (apply)
+		theme_apply(&c->theme, c->colour);
+	return 0;
+}
+
+static void
+console_pick_theme(struct console *c, const char *opt)
+{
+	char	 name[SPEC_PATH_MAX] = "default";
+
+	console_config(c, name, sizeof name);
+	if (opt != NULL)
+		snprintf(name, sizeof name, "%s", opt);
+	c->nthemes = theme_list(c->themes, THEME_MAX);
+	if (console_set_theme(c, name, false) == 0)
+		return;
+	if (strcmp(name, "default") != 0 &&
+	    console_set_theme(c, "default", false) == 0) {
+		console_say(c, EL_EVENT_WARN, "theme %s has errors; using "
+		    "default", name);
+		return;
+	}
+	theme_builtin(&c->theme);
+	console_say(c, EL_EVENT_WARN, "no usable theme file; using the "
+	    "built-in colours");
+}
+
+/* Submit each job file, or re-attach; what fails is said on screen. */
+static void
+console_jobs(struct console *c, char **files, int n)
+{
+	struct submit_opts so = { 0 };
+	char		 err[2048];
+
+	for (int i = 0; i < n; i++) {
+		struct spec_errors errs = { 0 };
+		struct job_spec	 spec;
+
+		if (spec_load_job(files[i], &spec, &errs) != 0) {
+			for (size_t k = 0; k < errs.n; k++) {
+				const struct spec_error *e = &errs.v[k];
+
+				if (e->line > 0)
+					console_say(c, EL_EVENT_ERROR,
+					    "%s:%d:%d: %s", e->file, e->line,
+					    e->col, e->msg);
+				else
+					console_say(c, EL_EVENT_ERROR, "%s: %s",
+					    e->file, e->msg);
+			}
+			spec_errors_free(&errs);
+		} else if (backend_submit(c->b, files[i], &so, err,
+		    sizeof err) != 0)
+			console_say(c, EL_EVENT_ERROR, "%s", err);
+		else
+			snprintf(c->job, sizeof c->job, "%s", spec.name);
+	}
+	if (n == 0 && backend_attach(c->b, NULL, err, sizeof err) != 0)
+		console_say(c, EL_MESSAGE, "%s; n submits a job", err);
+}
+
+static struct backend *
+console_backend(struct console *c, const char *cluster_file, bool takeover,
+    int simulate, struct cluster_spec *cl)
+{
+	struct backend_opts bo = { .cluster = cl, .takeover = takeover,
+	    .obs = { .ctx = &c->feed, .on_frame = feed_on_frame } };
+	struct spec_errors errs = { 0 };
+	struct backend	*b;
+	char		 err[2048];
+
+	if (simulate > 0) {
+		c->simulated = true;
+		c->cluster_name = "sim";
+		return backend_open_sim(simulate, simulate >= 256 ?
+		    simulate / 128 : 2, 1);
+	}
+	if (cluster_file == NULL)
+		spec_cluster_default(cl);
+	else if (spec_load_cluster(cluster_file, cl, &errs) != 0) {
+		spec_errors_print(stderr, &errs);
+		spec_errors_free(&errs);
+		return NULL;
+	}
+	c->cluster_name = cl->name;
+	if ((b = backend_open(&bo, err, sizeof err)) == NULL)
+		fprintf(stderr, "hunter: %s\n", err);
+	return b;
+}
+
+int
+console_main(int argc, char **argv)
+{
+	struct cluster_spec cl = { 0 };
+	struct console	*c;
+	const char	*cluster_file = NULL, *theme = NULL;
+	bool		 takeover = false;
+	int		 opt, simulate = 0, running = 0, rc;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", console_opts, NULL)) != -1) {
+		switch (opt) {
+		case 'c': cluster_file = optarg; break;
+		case 't': theme = optarg; break;
+		case 'T': takeover = true; break;
+		case 'S': simulate = atoi(optarg); break;
+		default:
+			fprintf(stderr, "usage: hunter [--cluster FILE] [--theme "
+			    "NAME] [--takeover] [JOB.yaml...]\n");
+			return 2;
+		}
+	}
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "hunter: the console needs a terminal; `hunter "
+		    "run JOB.yaml` works without one (hunter --help)\n");
+		return 2;
+	}
+	setlocale(LC_ALL, "");
+	draw_init();
+	c = calloc(1, sizeof *c);
+	if (c == NULL)
+		abort();
+	for (int i = 0; i < SCR_COUNT; i++)
+		c->sort_col[i] = -1;
+	c->log_rank = -1;
+	console_pick_theme(c, theme);
+	if ((c->b = console_backend(c, cluster_file, takeover, simulate,
+	    &cl)) == NULL) {
+		feed_free(&c->feed);
+		free(c);
+		return 1;
+	}
+	if (simulate > 0)
+		backend_sim_start(c->b, &(struct backend_observer){ &c->feed,
+		    feed_on_frame });
+	else {
+		console_jobs(c, argv + optind, argc - optind);
+		backend_start(c->b);
+	}
+	rc = console_run(c) == 0 ? 0 : 1;
+	backend_lock(c->b);
+	for (int i = 0; i < backend_njobs(c->b); i++)
+		running += !backend_job_at(c->b, i)->done;
+	backend_unlock(c->b);
+	if (c->detached_by_peer)
+		printf("hunter: another console took over; the jobs keep "
+		    "running\n");
+	else if (running > 0 && !c->simulated)
+		printf("hunter: detached; %d job%s keep%s running; run `hunter` "
+		    "to re-attach\n", running, running == 1 ? "" : "s",
+		    running == 1 ? "s" : "");
+	fflush(stdout);
+	backend_close(c->b);
+	feed_free(&c->feed);
+	free(c);
+	if (!simulate)
+		spec_cluster_free(&cl);
+	return rc;
+}

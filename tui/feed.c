@@ -1,0 +1,283 @@
+/*
+ * feed.c: the console's observer.  Every frame the backend sees passes
+ * through here on the backend's thread, with its lock held: rank
+ * metrics add the figures the state model leaves out, events and log
+ * lines go to a ring that the event pane and the logs screen read, and
+ * each kind of frame bumps the counter of the panels it changes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend/core/xmalloc.h"
+#include "backend/proto/proto.h"
+#include "tui/feed.h"
+#include "tui/sanitize.h"
+
+#define FEED_RANKS_MAX	4096
+
+static const char *
+feed_str(const json_t *m, const char *k)
+{
+	const char *s = json_string_value(json_object_get(m, k));
+
+	return s != NULL ? s : "";
+}
+
+static double
+feed_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void
+feed_add(struct feed *f, const char *job, int rank, const char *node,
+    const char *kind, const char *text)
+{
+	struct logline	*l;
+	char		 clean[1024];
+
+	if (f->len == FEED_LOG_MAX) {
+		l = &f->log[f->head];
+		free(l->text);
+		f->head = (f->head + 1) % FEED_LOG_MAX;
+		f->len--;
+	}
+	l = &f->log[(f->head + f->len++) % FEED_LOG_MAX];
+	l->t = feed_now();
+	sanitize(l->job, sizeof l->job, job);
+	sanitize(l->node, sizeof l->node, node);
+	sanitize(l->kind, sizeof l->kind, kind);
+	l->rank = rank;
+	sanitize(clean, sizeof clean, text);
+	l->text = xstrdup(clean);
+	f->gen_events++;
+}
+
+const struct logline *
+feed_line(const struct feed *f, int i)
+{
+	return i >= 0 && i < f->len ? &f->log[(f->head + i) % FEED_LOG_MAX] :
+	    NULL;
+}
+
+struct feed_job *
+feed_job(struct feed *f, const char *name)
+{
+	for (int i = 0; i < f->njobs; i++) {
+		if (strcmp(f->jobs[i].name, name) == 0)
+			return &f->jobs[i];
+	}
+	return NULL;
+}
+
+static struct feed_job *
+feed_job_make(struct feed *f, const char *name)
+{
+	struct feed_job *j = feed_job(f, name);
+
+	if (j != NULL)
+		return j;
+	f->jobs = xreallocarray(f->jobs, (size_t)f->njobs + 1, sizeof *f->jobs);
+	j = &f->jobs[f->njobs++];
+	memset(j, 0, sizeof *j);
+	snprintf(j->name, sizeof j->name, "%s", name);
+	return j;
+}
+
+/* Rank r of job j, grown as needed; NULL for a rank out of range. */
+static struct feed_rank *
+feed_rank_make(struct feed_job *j, int r)
+{
+	if (r < 0 || r >= FEED_RANKS_MAX)
+		return NULL;
+	if (r >= j->nranks) {
+		j->ranks = xreallocarray(j->ranks, (size_t)r + 1, sizeof *j->ranks);
+		memset(j->ranks + j->nranks, 0,
+		    (size_t)(r + 1 - j->nranks) * sizeof *j->ranks);
+		j->nranks = r + 1;
+	}
+	return &j->ranks[r];
+}
+
+const struct feed_rank *
+feed_rank(struct feed *f, const char *job, int r)
+{
+	struct feed_job *j = feed_job(f, job);
+
+	return j != NULL && r >= 0 && r < j->nranks && j->ranks[r].has ?
+	    &j->ranks[r] : NULL;
+}
+
+bool
+feed_paused(struct feed *f, const char *job)
+{
+	struct feed_job *j = feed_job(f, job);
+
+	for (int r = 0; j != NULL && r < j->nranks; r++) {
+		if (j->ranks[r].paused)
+			return true;
+	}
+	return false;
+}
+
+/* A rank's metrics frame.  A paused rank's heartbeat has no step: keep
+ * the figures of its last step. */
+static void
+feed_rank_metrics(struct feed *f, const json_t *m)
+{
+	struct feed_job	*j = feed_job_make(f, feed_str(m, "job"));
+	json_t		*run = json_object_get(m, "run"), *v;
+	struct feed_rank *fr;
+
+	if (json_is_integer(run) && json_integer_value(run) != j->run) {
+		free(j->ranks);
+		j->ranks = NULL;
+		j->nranks = 0;
+		j->run = json_integer_value(run);
+	}
+	if ((fr = feed_rank_make(j, (int)json_integer_value(
+	    json_object_get(m, "rank")))) == NULL)
+		return;
+	if (json_is_true(json_object_get(m, "paused"))) {
+		fr->paused = true;
+		return;
+	}
+	if (!json_is_integer(json_object_get(m, "step")))
+		return;
+	fr->has = true;
+	fr->paused = false;
+	fr->step = (long)json_integer_value(json_object_get(m, "step"));
+	fr->epoch = (int)json_integer_value(json_object_get(m, "epoch"));
+	fr->loss = json_number_value(json_object_get(m, "loss"));
+	fr->samples_per_s = json_number_value(json_object_get(m, "samples_per_s"));
+	fr->step_ms = json_number_value(json_object_get(m, "step_ms"));
+	fr->comm_ms = json_number_value(json_object_get(m, "comm_ms"));
+	fr->data_wait_ms = json_number_value(json_object_get(m, "data_wait_ms"));
+	v = json_object_get(m, "micro_batch");
+	if ((fr->has_tune = json_is_integer(v))) {
+		fr->micro = (int)json_integer_value(v);
+		fr->accum = (int)json_integer_value(json_object_get(m, "accum"));
+	}
+	v = json_object_get(m, "bytes_sent");
+	if ((fr->has_bytes = json_is_number(v)))
+		fr->bytes_sent = json_number_value(v);
+	v = json_object_get(m, "density");
+	if ((fr->has_density = json_is_number(v)))
+		fr->density = json_number_value(v);
+	v = json_object_get(m, "compression_ratio");
+	if ((fr->has_ratio = json_is_number(v)))
+		fr->ratio = json_number_value(v);
+	else if (fr->has_bytes && json_is_number(json_object_get(m,
+	    "bytes_dense")) && fr->bytes_sent > 0) {
+		fr->has_ratio = true;
+		fr->ratio = json_number_value(json_object_get(m, "bytes_dense")) /
+		    fr->bytes_sent;
+	}
+}
+
+static void
+feed_event(struct feed *f, const json_t *m)
+{
+	const char	*kind = feed_str(m, "kind");
+	json_t		*rv = json_object_get(m, "rank");
+	int		 r = json_is_integer(rv) ? (int)json_integer_value(rv) : -1;
+	struct feed_job	*j;
+	bool		 paused = strcmp(kind, "paused") == 0;
+
+	feed_add(f, feed_str(m, "job"), r, feed_str(m, "node"), kind,
+	    feed_str(m, "reason"));
+	if (!paused && strcmp(kind, "resumed") != 0)
+		return;
+	j = feed_job_make(f, feed_str(m, "job"));
+	if (r >= 0) {
+		struct feed_rank *fr = feed_rank_make(j, r);
+
+		if (fr != NULL)
+			fr->paused = paused;
+	} else {
+		for (int i = 0; i < j->nranks; i++)
+			j->ranks[i].paused = paused;
+	}
+}
+
+void
+feed_on_frame(void *ctx, const json_t *m)
+{
+	struct feed	*f = ctx;
+	char		 line[512];
+
+	if (proto_is(m, MSG_METRICS)) {
+		if (json_object_get(m, "job") == NULL)
+			f->gen_nodes++;
+		else {
+			feed_rank_metrics(f, m);
+			f->gen_jobs++;
+		}
+	} else if (proto_is(m, MSG_EVENT)) {
+		feed_event(f, m);
+		f->gen_jobs++;
+	} else if (proto_is(m, MSG_LOG)) {
+		json_t *r = json_object_get(m, "rank");
+
+		feed_add(f, feed_str(m, "job"), json_is_integer(r) ?
+		    (int)json_integer_value(r) : -1, feed_str(m, "node"), "log",
+		    feed_str(m, "line"));
+	} else if (proto_is(m, MSG_EPOCH)) {
+		snprintf(line, sizeof line, "epoch %lld/%lld  loss %.4f  "
+		    "test_acc %.4f  samples/s %.0f",
+		    (long long)json_integer_value(json_object_get(m, "epoch")),
+		    (long long)json_integer_value(json_object_get(m, "epochs")),
+		    json_number_value(json_object_get(m, "loss")),
+		    json_number_value(json_object_get(m, "test_acc")),
+		    json_number_value(json_object_get(m, "samples_per_s")));
+		feed_add(f, feed_str(m, "job"), 0, feed_str(m, "node"), "epoch",
+		    line);
+		f->gen_jobs++;
+	} else if (proto_is(m, MSG_SUMMARY)) {
+		json_t *acc = json_object_get(m, "test_acc");
+
+		snprintf(line, sizeof line, "%s after %lld steps", feed_str(m,
+		    "state"), (long long)json_integer_value(json_object_get(m,
+		    "steps")));
+		if (json_is_number(acc) && json_number_value(acc) > 0)
+			snprintf(line + strlen(line), sizeof line - strlen(line),
+			    ", test_acc %.4f", json_number_value(acc));
+		feed_add(f, feed_str(m, "job"), -1, "", "summary", line);
+		f->gen_jobs++;
+	} else
+		f->gen_jobs++;
+}
+
+enum elem
+feed_kind_elem(const char *kind)
+{
+	static const char *const errors[] = { "failed", "refused", "error", NULL };
+	static const char *const warns[] = { "failover", "migrated", "paused",
+		"restarted", "warning", NULL };
+
+	for (int i = 0; errors[i] != NULL; i++) {
+		if (strcmp(kind, errors[i]) == 0)
+			return EL_EVENT_ERROR;
+	}
+	for (int i = 0; warns[i] != NULL; i++) {
+		if (strcmp(kind, warns[i]) == 0)
+			return EL_EVENT_WARN;
+	}
+	return EL_EVENT_INFO;
+}
+
+void
+feed_free(struct feed *f)
+{
+	for (int i = 0; i < f->len; i++)
+		free(f->log[(f->head + i) % FEED_LOG_MAX].text);
+	for (int i = 0; i < f->njobs; i++)
+		free(f->jobs[i].ranks);
+	free(f->jobs);
+	memset(f, 0, sizeof *f);
+}

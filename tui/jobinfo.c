@@ -1,0 +1,144 @@
+/*
+ * jobinfo.c: a job's figures for the screens.  The state model holds
+ * placement and status; the feed holds what the state model leaves out
+ * (micro-batch, accumulation, bytes per step, paused) and keeps the last
+ * step's figures through a pause; the epoch frames hold accuracy.  Each
+ * figure comes with a flag, so the screens draw a dash for what is not
+ * known yet rather than a zero.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tui/console.h"
+
+long
+job_rank_step(struct console *c, const struct job_state *j, int r)
+{
+	const struct feed_rank *fr = feed_rank(&c->feed, j->name, r);
+
+	return fr != NULL ? fr->step : j->ranks[r].step;
+}
+
+static int
+job_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+double
+job_median_step_ms(struct console *c, const struct job_state *j)
+{
+	double	*v = calloc((size_t)j->world + 1, sizeof *v), med = 0;
+	int	 n = 0;
+
+	if (v == NULL)
+		abort();
+	for (int r = 0; r < j->world; r++) {
+		const struct feed_rank *fr = feed_rank(&c->feed, j->name, r);
+
+		if (fr != NULL && fr->step_ms > 0 &&
+		    j->ranks[r].status == RANK_RUNNING)
+			v[n++] = fr->step_ms;
+	}
+	if (n > 0) {
+		qsort(v, (size_t)n, sizeof *v, job_cmp_double);
+		med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	}
+	free(v);
+	return med;
+}
+
+static void
+job_info_summary(const json_t *s, struct job_info *ji)
+{
+	json_t	*mb = json_object_get(s, "micro_batch");
+	double	 sent = json_number_value(json_object_get(s, "bytes_sent"));
+	double	 dense = json_number_value(json_object_get(s, "bytes_dense"));
+	double	 steps = json_number_value(json_object_get(s, "steps"));
+
+	if (!ji->has_tune && json_is_integer(mb)) {
+		ji->has_tune = true;
+		ji->micro = (int)json_integer_value(mb);
+		ji->accum = (int)json_integer_value(json_object_get(s, "accum"));
+	}
+	if (!ji->has_ratio && sent > 0 && dense > 0) {
+		ji->has_ratio = true;
+		ji->ratio = dense / sent;
+	}
+	if (!ji->has_bytes && sent > 0 && steps > 0) {
+		ji->has_bytes = true;
+		ji->bytes_step = sent / steps;
+	}
+}
+
+void
+job_info(struct console *c, const struct job_state *j, struct job_info *ji)
+{
+	size_t	 ne = json_array_size(j->epochs);
+
+	memset(ji, 0, sizeof *ji);
+	ji->epochs = j->spec.train.epochs;
+	for (int r = 0; r < j->world; r++) {
+		const struct feed_rank *fr = feed_rank(&c->feed, j->name, r);
+
+		ji->running += j->ranks[r].status == RANK_RUNNING;
+		if (fr == NULL)
+			continue;
+		if (!ji->has_step || fr->step > ji->step)
+			ji->step = fr->step;
+		ji->has_step = true;
+		if (r == 0 || !ji->has_loss) {
+			ji->has_loss = ji->has_samples = true;
+			ji->loss = fr->loss;
+			ji->samples_per_s = fr->samples_per_s;
+			ji->epoch = fr->epoch;
+		}
+		if (fr->has_tune && !ji->has_tune) {
+			ji->has_tune = true;
+			ji->micro = fr->micro;
+			ji->accum = fr->accum;
+		}
+		if (fr->has_bytes && !ji->has_bytes) {
+			ji->has_bytes = true;
+			ji->bytes_step = fr->bytes_sent;
+		}
+		if (fr->has_density && !ji->has_density) {
+			ji->has_density = true;
+			ji->density = fr->density;
+		}
+		if (fr->has_ratio && !ji->has_ratio) {
+			ji->has_ratio = true;
+			ji->ratio = fr->ratio;
+		}
+	}
+	if (ne > 0) {
+		json_t *e = json_array_get(j->epochs, ne - 1);
+
+		ji->epoch = (int)json_integer_value(json_object_get(e, "epoch"));
+		ji->has_acc = true;
+		ji->acc = json_number_value(json_object_get(e, "test_acc"));
+	}
+	if (j->summary != NULL) {
+		json_t *st = json_object_get(j->summary, "steps");
+
+		job_info_summary(j->summary, ji);
+		if (json_is_integer(st) && json_integer_value(st) > ji->step) {
+			ji->step = (long)json_integer_value(st);
+			ji->has_step = true;
+		}
+	}
+	if (j->done) {
+		ji->state = j->state;
+		ji->state_e = strcmp(j->state, "finished") == 0 ? EL_TEXT_DIM :
+		    strcmp(j->state, "failed") == 0 ? EL_EVENT_ERROR :
+		    EL_EVENT_WARN;
+	} else if (j->paused || feed_paused(&c->feed, j->name)) {
+		ji->state = "paused";
+		ji->state_e = EL_PAUSED;
+	} else {
+		ji->state = "running";
+		ji->state_e = EL_BAR_LOW;
+	}
+}
