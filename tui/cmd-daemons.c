@@ -9,7 +9,7 @@
 
 const struct cmd_entry cmd_agent_entry = {
 	.name = "agent",
-	.usage = "--node NAME --dir DIR [--foreground] [--idle-exit SECONDS]",
+	.usage = "--node NAME --dir DIR [--foreground] [--idle-exit SECONDS] [--stdio]",
 	.summary = "(started by hunter) the per-node daemon: metrics, workers, relay",
 	.exec = agent_main,
 };
