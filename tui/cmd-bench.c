@@ -9,6 +9,8 @@
  *           floats), against memcpy of the same size
  *   compress  top-k and sampled-threshold selection plus encoding of
  *           1M-64M floats, against memcpy of the same size
+ *   sched   queue and placement on 1024 simulated nodes, 500 jobs, against
+ *           first-fit FIFO
  *   console the console on 1024 simulated nodes in a 200x50 pty: CPU
  *           per wall second and bytes per second (tui/bench-console.c)
  */
@@ -22,6 +24,7 @@
 #include "backend/core/clock.h"
 #include "backend/comm/comm.h"
 #include "backend/core/rng.h"
+#include "backend/sched/queue.h"
 #include "backend/worker/compressor.h"
 #include "backend/core/xmalloc.h"
 #include "backend/worker/model.h"
@@ -140,6 +143,8 @@ cmd_bench(int argc, char **argv)
 		return comm_bench();
 	if (argc == 2 && strcmp(argv[1], "compress") == 0)
 		return compress_bench();
+	if (argc == 2 && strcmp(argv[1], "sched") == 0)
+		return sched_bench();
 	if (argc == 2 && strcmp(argv[1], "console") == 0)
 		return bench_console();
 	return cmd_usage(&cmd_bench_entry);
@@ -147,7 +152,7 @@ cmd_bench(int argc, char **argv)
 
 const struct cmd_entry cmd_bench_entry = {
 	.name = "bench",
-	.usage = "train|comm|compress|console",
+	.usage = "train|comm|compress|sched|console",
 	.summary = "microbenchmarks that print ratios measured in one run",
 	.exec = cmd_bench,
 };

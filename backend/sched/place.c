@@ -1,12 +1,18 @@
 /*
  * place.c: placement.  pack fills nodes in order; spread puts each rank
- * on the least-loaded node; rack splits the ranks into groups of
- * group_size, each group packed into one rack, the racks taken in turn so
- * load stays balanced.  Spare nodes are never used here.
+ * on the node with the most free slots; rack splits the ranks into groups
+ * of group_size, each group packed into one rack, taking first the rack
+ * that holds fewest of this job's ranks (so a job's groups spread over the
+ * racks), then the tightest rack that fits (so free slots stay in big
+ * pieces for the next job).  Spare nodes are never used here.  One call is
+ * O(nodes x racks) to index the racks, then about linear in nodes and
+ * ranks (spread: nodes x ranks).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "backend/core/xmalloc.h"
 #include "backend/sched/place.h"
 
 static int
@@ -17,105 +23,118 @@ node_slots(const struct node_spec *n, const struct job_spec *job)
 	return job->resources.device == DEVICE_CUDA ? n->cuda_slots : n->cpu_slots;
 }
 
-/* The node of rack (or any rack, if rack is NULL) with a free slot:
- * pack takes the first, spread the one with the most free slots. */
+/* rack_of[i] gets a dense rack number for node i; returns the count. */
 static int
-pick(const struct cluster_spec *c, const struct job_spec *job, const int *used,
-    const char *rack, int spread)
+index_racks(const struct cluster_spec *c, int *rack_of)
 {
-	int	 best = -1, best_free = 0;
+	int	*first = xcalloc((size_t)c->n_nodes + 1, sizeof *first);
+	int	 nr = 0;
 
 	for (int i = 0; i < c->n_nodes; i++) {
-		int	 free_slots = node_slots(&c->nodes[i], job) - used[i];
+		int k = 0;
 
-		if (free_slots <= 0 || (rack != NULL &&
-		    strcmp(c->nodes[i].rack, rack) != 0))
-			continue;
-		if (!spread)
-			return i;
-		if (free_slots > best_free) {
-			best = i;
-			best_free = free_slots;
-		}
+		while (k < nr && strcmp(c->nodes[first[k]].rack,
+		    c->nodes[i].rack) != 0)
+			k++;
+		if (k == nr)
+			first[nr++] = i;
+		rack_of[i] = k;
 	}
-	return best;
+	free(first);
+	return nr;
 }
 
 static int
-rack_free(const struct cluster_spec *c, const struct job_spec *job,
-    const int *used, const char *rack)
+place_rack(const struct cluster_spec *c, const struct job_spec *job,
+    int *freeslots, int *node_of, char *err, size_t errlen)
 {
-	int	 n = 0;
+	int	 n = c->n_nodes, ranks = job->resources.ranks;
+	int	 group = job->resources.group_size > 0 ? job->resources.group_size : 1;
+	int	*rack_of = xcalloc((size_t)n, sizeof *rack_of);
+	int	 nr = index_racks(c, rack_of), r = 0, rc = 0;
+	int	*rfree = xcalloc((size_t)nr, sizeof *rfree);
+	int	*mine = xcalloc((size_t)nr, sizeof *mine);
 
-	for (int i = 0; i < c->n_nodes; i++) {
-		if (strcmp(c->nodes[i].rack, rack) == 0)
-			n += node_slots(&c->nodes[i], job) - used[i];
+	for (int i = 0; i < n; i++)
+		rfree[rack_of[i]] += freeslots[i];
+	while (r < ranks) {
+		int	 want = ranks - r < group ? ranks - r : group, best = -1;
+
+		for (int k = 0; k < nr; k++) {
+			if (rfree[k] < want)
+				continue;
+			/* Fewest of this job's ranks first (balance), then the
+			 * tightest rack that fits (less fragmentation). */
+			if (best < 0 || mine[k] < mine[best] ||
+			    (mine[k] == mine[best] && rfree[k] < rfree[best]))
+				best = k;
+		}
+		if (best < 0) {
+			snprintf(err, errlen, "job %s: no rack has %d free slots "
+			    "for a group (group_size %d)", job->name, want, group);
+			rc = -1;
+			break;
+		}
+		for (int i = 0; i < n && want > 0; i++) {
+			while (rack_of[i] == best && freeslots[i] > 0 && want > 0) {
+				freeslots[i]--;
+				node_of[r++] = i;
+				want--;
+				rfree[best]--;
+				mine[best]++;
+			}
+		}
 	}
-	return n;
+	free(rack_of);
+	free(rfree);
+	free(mine);
+	return rc;
 }
 
 int
 place_job(const struct cluster_spec *c, const struct job_spec *job, int *used,
     int *node_of, char *err, size_t errlen)
 {
-	int	 ranks = job->resources.ranks, total = 0, group, r = 0;
-	int	 taken[4096];
+	int	 n = c->n_nodes, ranks = job->resources.ranks, total = 0, rc = 0;
+	int	*freeslots = xcalloc((size_t)n + 1, sizeof *freeslots);
 
-	for (int i = 0; i < c->n_nodes; i++)
-		total += node_slots(&c->nodes[i], job) - used[i];
+	for (int i = 0; i < n; i++) {
+		freeslots[i] = node_slots(&c->nodes[i], job) - used[i];
+		if (freeslots[i] < 0)
+			freeslots[i] = 0;
+		total += freeslots[i];
+	}
 	if (total < ranks) {
 		snprintf(err, errlen, "job %s needs %d %s slots; the cluster has "
 		    "%d free (spare nodes excluded)", job->name, ranks,
 		    spec_device_name(job->resources.device), total);
+		free(freeslots);
 		return -1;
 	}
-	if (c->n_nodes > (int)(sizeof taken / sizeof taken[0])) {
-		snprintf(err, errlen, "too many nodes");
-		return -1;
-	}
-	memcpy(taken, used, sizeof(int) * (size_t)c->n_nodes);
-	group = job->resources.group_size > 0 ? job->resources.group_size : 1;
-	while (r < ranks) {
-		int	 n = -1, want = ranks - r < group ? ranks - r : group;
+	if (job->resources.placement == PLACEMENT_RACK)
+		rc = place_rack(c, job, freeslots, node_of, err, errlen);
+	else if (job->resources.placement == PLACEMENT_SPREAD) {
+		for (int r = 0; r < ranks; r++) {
+			int best = 0;
 
-		if (job->resources.placement == PLACEMENT_RACK) {
-			/* Of the racks that can take a group, the one holding
-			 * fewest of this job's ranks, then the one with most room. */
-			const char *best = NULL;
-			int	 best_free = 0, best_mine = 0;
-
-			for (int i = 0; i < c->n_nodes; i++) {
-				const char *rack = c->nodes[i].rack;
-				int f = rack_free(c, job, taken, rack);
-				int mine = rack_free(c, job, used, rack) - f;
-
-				if (f < want)
-					continue;
-				if (best == NULL || mine < best_mine ||
-				    (mine == best_mine && f > best_free)) {
-					best = rack;
-					best_free = f;
-					best_mine = mine;
-				}
-			}
-			if (best == NULL) {
-				snprintf(err, errlen, "job %s: no rack has %d free "
-				    "slots for a group (group_size %d)", job->name,
-				    want, group);
-				return -1;
-			}
-			for (int k = 0; k < want; k++, r++) {
-				n = pick(c, job, taken, best, 0);
-				taken[n]++;
-				node_of[r] = n;
-			}
-			continue;
+			for (int i = 1; i < n; i++)
+				if (freeslots[i] > freeslots[best])
+					best = i;
+			freeslots[best]--;
+			node_of[r] = best;
 		}
-		n = pick(c, job, taken, NULL,
-		    job->resources.placement == PLACEMENT_SPREAD);
-		taken[n]++;
-		node_of[r++] = n;
+	} else {
+		for (int r = 0, i = 0; r < ranks; r++) {
+			while (freeslots[i] == 0)
+				i++;
+			freeslots[i]--;
+			node_of[r] = i;
+		}
 	}
-	memcpy(used, taken, sizeof(int) * (size_t)c->n_nodes);
-	return 0;
+	if (rc == 0) {
+		for (int r = 0; r < ranks; r++)
+			used[node_of[r]]++;
+	}
+	free(freeslots);
+	return rc;
 }
