@@ -21,7 +21,9 @@ print("rank 1 rss: %.0f MiB at step %d before; %.0f MiB after the restart" % (
     before[-1]["rss"] / 2**20, before[-1]["step"], after[-1]["rss"] / 2**20))
 assert rs and "rank 1" in rs[0]["reason"]
 assert before[-1]["step"] <= 200 + 60, "found late: step %d" % before[-1]["step"]
-assert after[-1]["rss"] < before[-1]["rss"] - 50 * 2**20
+# Rank 1 had leaked about 1 MiB a step by then; at least half of that must
+# be gone (the sanitizer build keeps more of its own memory around).
+assert after[-1]["rss"] < before[-1]["rss"] - 0.5 * before[-1]["step"] * 2**20
 assert summary["state"] == "finished"
 PYEOF
 pass "leak found, rank restarted, memory back"
