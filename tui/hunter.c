@@ -17,6 +17,7 @@
 #include <yaml.h>
 #include <zlib.h>
 
+#include "backend/agent/cuda-probe.h"
 #include "backend/proto/gloo-version.h"
 #include "build-id.h"
 #include "tui/cmd.h"
@@ -38,8 +39,8 @@ print_version(void)
 	printf("hunter %s\n", PACKAGE_VERSION);
 	printf("build: %s (%s)\n", HUNTER_GIT_DESCRIBE, HUNTER_FEATURES);
 #ifdef HAVE_CUDA
-	printf("cuda: toolkit found at build time; no GPU kernels in this "
-	    "release\n");
+	printf("cuda: yes (runtime %s, nccl %s)\n", cuda_runtime_version(),
+	    cuda_nccl_version());
 #else
 	printf("cuda: no\n");
 #endif

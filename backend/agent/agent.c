@@ -25,6 +25,7 @@
 
 #include "backend/core/clock.h"
 #include "backend/agent/agent.h"
+#include "backend/agent/nvml.h"
 #include "backend/core/net.h"
 #include "backend/core/statedir.h"
 #include "backend/core/xmalloc.h"
@@ -238,6 +239,12 @@ agent_tick(struct agent *a)
 	json_object_set_new(m, "t", json_string(MSG_METRICS));
 	json_object_set_new(m, "scope", json_string("node"));
 	json_object_set_new(m, "node", json_string(a->node));
+	{
+		struct gpu_sample gs[16];
+
+		json_object_set_new(m, "gpus", gpu_samples_json(gs,
+		    nvml_sample(gs, 16)));
+	}
 	agent_to_backend(a, m);
 }
 
@@ -456,6 +463,7 @@ agent_main(int argc, char **argv)
 	json_decref(a.pending);
 	sample_ring_free(&a.ring);
 	sampler_free(a.sampler);
+	nvml_close();
 	close(a.lfd);
 	agent_log(&a, "exited");
 	return 0;

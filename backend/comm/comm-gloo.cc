@@ -1,6 +1,6 @@
 /*
- * comm-gloo.cc: the C API of comm.h over Gloo's TCP transport, the only
- * C++ in hunter.  The caller's C store is wrapped in a
+ * comm-gloo.cc: the gloo backend of comm.h (comm_backend_gloo, in
+ * comm.c's table) over Gloo's TCP transport, the only C++ in hunter.  The caller's C store is wrapped in a
  * gloo::rendezvous::Store, and that in a PrefixStore named after the
  * generation ("g3/..."), so a re-formed group never reads the addresses
  * of the group before it.  Every Gloo exception is caught here and comes
@@ -38,7 +38,7 @@
 #include <gloo/rendezvous/store.h>
 #include <gloo/transport/tcp/device.h>
 
-#include "backend/comm/comm.h"
+#include "backend/comm/comm-backend.h"
 
 namespace {
 
@@ -113,7 +113,7 @@ private:
 
 } // namespace
 
-struct comm {
+struct comm_gloo {
 	int					 rank, world, generation;
 	int					 timeout_ms;
 	uint32_t				 tag;
@@ -154,47 +154,22 @@ comm_ignore_sigpipe(void)
 	}
 }
 
-static bool
-comm_check_config(const struct comm_config *cf, const struct comm_store *cs,
+static void gloo_destroy(void *);
+
+/* comm.c has checked the rank, the world, the timeout and the store. */
+static void *
+gloo_init(const struct comm_config *cf, const struct comm_store *cs,
     char *err, size_t errlen)
 {
-	if (cf->backend == nullptr || strcmp(cf->backend, "gloo") != 0) {
-		comm_errf(err, errlen, "comm backend '%s' is not built",
-		    cf->backend != nullptr ? cf->backend : "(none)");
-		return false;
-	}
-	if (cf->world < 1 || cf->rank < 0 || cf->rank >= cf->world) {
-		comm_errf(err, errlen, "comm: rank %d is not in a world of %d",
-		    cf->rank, cf->world);
-		return false;
-	}
-	if (cf->timeout_ms <= 0) {
-		comm_errf(err, errlen, "comm: timeout of %d ms is not positive",
-		    cf->timeout_ms);
-		return false;
-	}
 	if (cf->world > 1 && (cf->bind_addr == nullptr ||
 	    *cf->bind_addr == '\0')) {
 		comm_errf(err, errlen, "comm: rank %d has no address to bind",
 		    cf->rank);
-		return false;
-	}
-	if (cf->world > 1 && (cs == nullptr || cs->set == nullptr ||
-	    cs->get == nullptr)) {
-		comm_errf(err, errlen, "comm: rank %d has no store", cf->rank);
-		return false;
-	}
-	return true;
-}
-
-struct comm *
-comm_init(const struct comm_config *cf, const struct comm_store *cs,
-    char *err, size_t errlen)
-{
-	if (!comm_check_config(cf, cs, err, errlen))
 		return nullptr;
+	}
 
-	std::unique_ptr<struct comm> c(new (std::nothrow) struct comm());
+	std::unique_ptr<struct comm_gloo> c(new (std::nothrow)
+	    struct comm_gloo());
 	if (!c) {
 		comm_errf(err, errlen, "comm: out of memory");
 		return nullptr;
@@ -223,13 +198,13 @@ comm_init(const struct comm_config *cf, const struct comm_store *cs,
 		comm_errf(err, errlen, "rendezvous of rank %d of %d "
 		    "(generation %d, %s): %s", cf->rank, cf->world,
 		    cf->generation, cf->bind_addr, e.what());
-		comm_destroy(c.release());
+		gloo_destroy(c.release());
 		return nullptr;
 	} catch (...) {
 		comm_errf(err, errlen, "rendezvous of rank %d of %d "
 		    "(generation %d, %s): unknown exception", cf->rank,
 		    cf->world, cf->generation, cf->bind_addr);
-		comm_destroy(c.release());
+		gloo_destroy(c.release());
 		return nullptr;
 	}
 	return c.release();
@@ -242,7 +217,7 @@ comm_init(const struct comm_config *cf, const struct comm_store *cs,
  */
 template <typename F>
 static int
-comm_run(struct comm *c, const std::string &what, char *err, size_t errlen,
+comm_run(struct comm_gloo *c, const std::string &what, char *err, size_t errlen,
     F fn)
 {
 	if (!c->failed.empty()) {
@@ -262,10 +237,11 @@ comm_run(struct comm *c, const std::string &what, char *err, size_t errlen,
 	return -1;
 }
 
-int
-comm_allreduce_f32(struct comm *c, float *buf, size_t n, char *err,
-    size_t errlen)
+static int
+gloo_allreduce_f32(void *g, float *buf, size_t n, char *err, size_t errlen)
 {
+	struct comm_gloo	*c = (struct comm_gloo *)g;
+
 	if (c->world == 1 || n == 0)
 		return 0;
 	return comm_run(c, "allreduce of " + std::to_string(n) + " floats",
@@ -282,11 +258,12 @@ comm_allreduce_f32(struct comm *c, float *buf, size_t n, char *err,
 	});
 }
 
-int
-comm_allgatherv(struct comm *c, const void *in, void *out,
-    const size_t *lens, char *err, size_t errlen)
+static int
+gloo_allgatherv(void *g, const void *in, void *out, const size_t *lens,
+    char *err, size_t errlen)
 {
-	size_t	total = 0, off = 0;
+	struct comm_gloo	*c = (struct comm_gloo *)g;
+	size_t			 total = 0, off = 0;
 
 	for (int i = 0; i < c->world; i++) {
 		if (i < c->rank)
@@ -316,15 +293,13 @@ comm_allgatherv(struct comm *c, const void *in, void *out,
 	});
 }
 
-int
-comm_broadcast(struct comm *c, void *buf, size_t len, int root, char *err,
+/* comm.c has checked that root is in the world. */
+static int
+gloo_broadcast(void *g, void *buf, size_t len, int root, char *err,
     size_t errlen)
 {
-	if (root < 0 || root >= c->world) {
-		comm_errf(err, errlen, "broadcast from rank %d: not in a world "
-		    "of %d", root, c->world);
-		return -1;
-	}
+	struct comm_gloo	*c = (struct comm_gloo *)g;
+
 	if (c->world == 1 || len == 0)
 		return 0;
 	return comm_run(c, "broadcast of " + std::to_string(len) +
@@ -340,9 +315,11 @@ comm_broadcast(struct comm *c, void *buf, size_t len, int root, char *err,
 	});
 }
 
-int
-comm_barrier(struct comm *c, char *err, size_t errlen)
+static int
+gloo_barrier(void *g, char *err, size_t errlen)
 {
+	struct comm_gloo	*c = (struct comm_gloo *)g;
+
 	if (c->world == 1)
 		return 0;
 	return comm_run(c, "barrier", err, errlen, [&](uint32_t tag) {
@@ -358,9 +335,11 @@ comm_barrier(struct comm *c, char *err, size_t errlen)
  * The context goes first: its pairs hold the device, whose loop thread
  * stops when the last of them lets go.
  */
-void
-comm_destroy(struct comm *c)
+static void
+gloo_destroy(void *g)
 {
+	struct comm_gloo	*c = (struct comm_gloo *)g;
+
 	if (c == nullptr)
 		return;
 	c->ctx.reset();
@@ -368,14 +347,7 @@ comm_destroy(struct comm *c)
 	delete c;
 }
 
-int
-comm_rank(const struct comm *c)
-{
-	return c->rank;
-}
-
-int
-comm_world(const struct comm *c)
-{
-	return c->world;
-}
+extern "C" const struct comm_backend comm_backend_gloo = {
+	"gloo", "host", gloo_init, gloo_allreduce_f32, gloo_allgatherv,
+	gloo_broadcast, gloo_barrier, gloo_destroy,
+};

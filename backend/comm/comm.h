@@ -7,6 +7,13 @@
  * Rendezvous goes through a key-value store that the caller supplies
  * (the backend's store, reached through the agent).  Keys are scoped by
  * the group's generation, so a re-formed group never sees stale keys.
+ *
+ * Buffers: gloo takes host memory; nccl (comm-nccl.c) takes DEVICE
+ * memory on cf->device, and its calls return once the collective has
+ * finished on the GPU.  The data must be ready when a call is made: a
+ * caller that wrote it on a stream of its own synchronizes that stream
+ * first.  comm_memory() says which a group wants.  The backends are a
+ * table in comm.c (comm-backend.h).
  */
 #ifndef HUNTER_COMM_H
 #define HUNTER_COMM_H
@@ -29,7 +36,7 @@ struct comm_store {
 };
 
 struct comm_config {
-	const char	*backend;	/* "gloo" (or "nccl" where built) */
+	const char	*backend;	/* "gloo", or "nccl" where built */
 	int		 rank, world;
 	int		 generation;
 	const char	*bind_addr;	/* this node's address, e.g. 127.0.0.1 */
@@ -59,6 +66,10 @@ void	comm_destroy(struct comm *);
 
 int	comm_rank(const struct comm *);
 int	comm_world(const struct comm *);
+/* "gloo" or "nccl". */
+const char *comm_backend_name(const struct comm *);
+/* Where the group's buffers live: "host" or "device". */
+const char *comm_memory(const struct comm *);
 
 /* benchmark */
 /* `hunter bench comm`: allreduce GB/s of 2 forked ranks over loopback

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/agent/cuda-probe.h"
 #include "backend/core/xmalloc.h"
 #include "backend/proto/gloo-version.h"
 #include "backend/proto/proto.h"
@@ -44,23 +45,19 @@ static json_t *
 message_versions(void)
 {
 	const char	*hunter = getenv("HUNTER_FAKE_VERSION");
-#ifdef HAVE_CUDA
-	const char	*gpu = "unknown";
-#else
-	const char	*gpu = "none";
-#endif
 
 	if (hunter == NULL)
 		hunter = PACKAGE_VERSION;
-	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}",
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}",
 	    "hunter", hunter,
 	    "build", HUNTER_GIT_DESCRIBE " (" HUNTER_FEATURES ")",
 	    "libc", gnu_get_libc_version(),
 	    "openblas", openblas_get_config(),
 	    "jansson", jansson_version_str(),
 	    "gloo", HUNTER_GLOO_VERSION,
-	    "nccl", gpu,
-	    "cuda", gpu);
+	    "nccl", cuda_nccl_version(),
+	    "cuda", cuda_runtime_version(),
+	    "driver", cuda_driver_version());
 }
 
 json_t *

@@ -24,6 +24,7 @@
 #include <cblas.h>
 
 #include "backend/core/clock.h"
+#include "backend/agent/cuda-probe.h"
 #include "backend/comm/comm.h"
 #include "backend/core/xmalloc.h"
 #include "backend/proto/proto.h"
@@ -504,6 +505,11 @@ worker_main(int argc, char **argv)
 		    errs.v[0].line, errs.v[0].col, errs.v[0].msg);
 		spec_errors_free(&errs);
 		snprintf(w.job.name, sizeof w.job.name, "%s", worker_str(launch, "job"));
+		worker_on_event(&w, "failed", err);
+		goto done;
+	}
+	if (w.job.resources.device == DEVICE_CUDA &&
+	    cuda_device_check(err, sizeof err) < 0) {
 		worker_on_event(&w, "failed", err);
 		goto done;
 	}

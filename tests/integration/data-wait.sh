@@ -4,7 +4,7 @@
 . "$SRCDIR/tests/integration/lib.sh"
 [ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] ||
 	fail "dataset-fashion-mnist is not installed"
-sed 's/epochs: 10/epochs: 2/' "$SRCDIR/examples/jobs/fmnist-mlp.yaml" |
+sed 's/epochs: 10/epochs: 4/' "$SRCDIR/examples/jobs/fmnist-mlp.yaml" |
 	sed 's/^model:/data: {prefetch: 8}\nmodel:/' > "$T/demo.yaml"
 "$HUNTER" run --json "$T/demo.yaml" > "$T/fast" || fail "demo run"
 "$HUNTER" run --json --inject slow-data=5 --stop-after-epochs 1 "$T/demo.yaml" > "$T/slow" || fail "slow run"

@@ -13,12 +13,19 @@ stop_agents() {
 	for p in "$HUNTER_STATE_DIR"/nodes/*/agent.pid; do
 		[ -f "$p" ] && kill "$(cat "$p")" 2>/dev/null || true
 	done
-	for i in $(seq 50); do
+	# An agent stops its workers first (they checkpoint), 5 s at most.
+	for i in $(seq 100); do
 		ls "$HUNTER_STATE_DIR"/nodes/*/agent.pid >/dev/null 2>&1 || break
 		sleep 0.1
 	done
 }
-on_exit() { eval "$cleanup_hooks"; stop_agents; rm -rf "$T"; }
+# Under set -e a failing command would end the trap with its status, so
+# the cleanup must not fail: a straggling writer gets a second chance.
+on_exit() {
+	eval "$cleanup_hooks" || true
+	stop_agents || true
+	rm -rf "$T" 2>/dev/null || { sleep 1; rm -rf "$T" 2>/dev/null; } || true
+}
 trap on_exit EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }

@@ -47,7 +47,7 @@ set -e
 [ "$rc" = 1 ] && grep -q "migrate needs a rank" "$T/bad" || { cat "$T/bad"; fail "bad migrate accepted"; }
 wait $run || fail "the controlled run exited $?"
 [ "$(jget "$T/out" summary state)" = finished ] || fail "not finished"
-grep '"kind":"migrated"' "$T/out" | grep -q 'rank 1: local0 -> local3' || fail "migration reason"
+grep '"kind":"migrated"' "$T/out" | grep -q 'rank 1: local[0-2] -> local3 (operator)' || fail "migration reason"
 grep -q '"t":"decision".*"kind":"migrated"' "$HUNTER_STATE_DIR/journal.jsonl" || fail "decision not journalled"
 moved=$(crc "$T/out")
 [ "$moved" = "$plain" ] || fail "weights differ after pause/checkpoint/migrate: $moved vs $plain"

@@ -825,9 +825,14 @@ t_world_1_and_config(void **state)
 	char			 in[5] = "abcd", out[5] = "", err[256];
 	size_t			 lens[1] = { 4 };
 
+	cf.backend = "mpi";
+	assert_null(comm_init(&cf, NULL, err, sizeof err));
+	assert_string_equal(err, "comm backend 'mpi' is not built");
+#ifndef HAVE_CUDA
 	cf.backend = "nccl";
 	assert_null(comm_init(&cf, NULL, err, sizeof err));
 	assert_string_equal(err, "comm backend 'nccl' is not built");
+#endif
 	cf.backend = "gloo";
 	cf.rank = 1;
 	assert_null(comm_init(&cf, NULL, err, sizeof err));
@@ -844,6 +849,8 @@ t_world_1_and_config(void **state)
 	assert_non_null(c = comm_init(&cf, NULL, err, sizeof err));
 	assert_int_equal(comm_rank(c), 0);
 	assert_int_equal(comm_world(c), 1);
+	assert_string_equal(comm_backend_name(c), "gloo");
+	assert_string_equal(comm_memory(c), "host");
 	assert_int_equal(comm_allreduce_f32(c, f, 3, err, sizeof err), 0);
 	assert_true(f[0] == 1 && f[1] == 2 && f[2] == 3);
 	assert_int_equal(comm_allgatherv(c, in, out, lens, err, sizeof err), 0);

@@ -1,0 +1,160 @@
+/*
+ * comm.c: the table of collective backends and the calls of comm.h, which
+ * check what every backend needs and pass the rest to the backend named
+ * in the config.  A backend is one file exporting a const struct
+ * comm_backend (comm-backend.h); a new one is a file and a line in
+ * comm_backends[].  nccl is in the table only when configure found CUDA.
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/comm/comm-backend.h"
+
+static const struct comm_backend *const comm_backends[] = {
+	&comm_backend_gloo,
+#ifdef HAVE_CUDA
+	&comm_backend_nccl,
+#endif
+};
+#define COMM_NBACKENDS	(sizeof comm_backends / sizeof comm_backends[0])
+
+struct comm {
+	const struct comm_backend	*be;
+	void				*impl;
+	int				 rank, world;
+};
+
+static void __attribute__((format(printf, 3, 4)))
+comm_errf(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list	ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* The backend called name, or NULL. */
+static const struct comm_backend *
+comm_find(const char *name)
+{
+	for (size_t i = 0; name != NULL && i < COMM_NBACKENDS; i++) {
+		if (strcmp(comm_backends[i]->name, name) == 0)
+			return comm_backends[i];
+	}
+	return NULL;
+}
+
+struct comm *
+comm_init(const struct comm_config *cf, const struct comm_store *cs,
+    char *err, size_t errlen)
+{
+	const struct comm_backend	*be = comm_find(cf->backend);
+	struct comm			*c;
+	void				*impl;
+
+	if (be == NULL) {
+		comm_errf(err, errlen, "comm backend '%s' is not built",
+		    cf->backend != NULL ? cf->backend : "(none)");
+		return NULL;
+	}
+	if (cf->world < 1 || cf->rank < 0 || cf->rank >= cf->world) {
+		comm_errf(err, errlen, "comm: rank %d is not in a world of %d",
+		    cf->rank, cf->world);
+		return NULL;
+	}
+	if (cf->timeout_ms <= 0) {
+		comm_errf(err, errlen, "comm: timeout of %d ms is not positive",
+		    cf->timeout_ms);
+		return NULL;
+	}
+	if (cf->world > 1 && (cs == NULL || cs->set == NULL ||
+	    cs->get == NULL)) {
+		comm_errf(err, errlen, "comm: rank %d has no store", cf->rank);
+		return NULL;
+	}
+	if ((c = calloc(1, sizeof *c)) == NULL) {
+		comm_errf(err, errlen, "comm: out of memory");
+		return NULL;
+	}
+	if ((impl = be->init(cf, cs, err, errlen)) == NULL) {
+		free(c);
+		return NULL;
+	}
+	c->be = be;
+	c->impl = impl;
+	c->rank = cf->rank;
+	c->world = cf->world;
+	return c;
+}
+
+int
+comm_allreduce_f32(struct comm *c, float *buf, size_t n, char *err,
+    size_t errlen)
+{
+	return c->be->allreduce_f32(c->impl, buf, n, err, errlen);
+}
+
+int
+comm_allgatherv(struct comm *c, const void *in, void *out,
+    const size_t *lens, char *err, size_t errlen)
+{
+	return c->be->allgatherv(c->impl, in, out, lens, err, errlen);
+}
+
+int
+comm_broadcast(struct comm *c, void *buf, size_t len, int root, char *err,
+    size_t errlen)
+{
+	if (root < 0 || root >= c->world) {
+		comm_errf(err, errlen, "broadcast from rank %d: not in a world "
+		    "of %d", root, c->world);
+		return -1;
+	}
+	return c->be->broadcast(c->impl, buf, len, root, err, errlen);
+}
+
+int
+comm_barrier(struct comm *c, char *err, size_t errlen)
+{
+	return c->be->barrier(c->impl, err, errlen);
+}
+
+void
+comm_destroy(struct comm *c)
+{
+	if (c == NULL)
+		return;
+	c->be->destroy(c->impl);
+	free(c);
+}
+
+int
+comm_rank(const struct comm *c)
+{
+	return c->rank;
+}
+
+int
+comm_world(const struct comm *c)
+{
+	return c->world;
+}
+
+const char *
+comm_backend_name(const struct comm *c)
+{
+	return c->be->name;
+}
+
+const char *
+comm_memory(const struct comm *c)
+{
+	return c->be->memory;
+}

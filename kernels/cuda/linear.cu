@@ -1,0 +1,117 @@
+/*
+ * linear.cu: the fully connected layer on the GPU, y = x w^T + b, with
+ * cuBLAS SGEMM for the products (full FP32: the handle keeps
+ * CUBLAS_DEFAULT_MATH, so no TF32 unless NVIDIA_TF32_OVERRIDE says so).
+ *
+ * cuBLAS is column-major.  A row-major [r, c] matrix is the column-major
+ * [c, r] matrix of the same memory, its transpose, so each row-major
+ * product C = A B is computed as C^T = B^T A^T with the operands swapped:
+ *   y[B,out]  = x w^T   ->  y^T  = w^T' x'     gemm(T, N, out, B, in)
+ *   dx[B,in]  = dy w    ->  dx^T = w' dy'      gemm(N, N, in, B, out)
+ *   dw[out,in] += dy^T x -> dw^T += x' dy'^T   gemm(N, T, in, out, B)
+ * where a primed name is the column-major view of the row-major array.
+ *
+ * The bias gradient is one thread per column adding the rows in order,
+ * the CPU's order, so db is the same bits as linear_backward's.
+ */
+#include "kernels/cuda/cuda-internal.cuh"
+
+using namespace hk;
+
+static thread_local cublasHandle_t	linear_blas;
+
+/* This thread's handle, made on first use, on stream s. */
+static int
+linear_handle(cublasHandle_t *h, cudaStream_t s)
+{
+	if (linear_blas == nullptr) {
+		CUBLAS_CHECK(cublasCreate(&linear_blas));
+		CUBLAS_CHECK(cublasSetMathMode(linear_blas,
+		    CUBLAS_DEFAULT_MATH));
+	}
+	CUBLAS_CHECK(cublasSetStream(linear_blas, s));
+	*h = linear_blas;
+	return 0;
+}
+
+void
+cuda_blas_release(void)
+{
+	if (linear_blas != nullptr) {
+		cublasDestroy(linear_blas);
+		linear_blas = nullptr;
+	}
+}
+
+/* Copy b into every row of y[B,out]. */
+static __global__ void
+linear_bias_rows(float *y, const float *b, int B, int out)
+{
+	size_t	total = (size_t)B * out;
+
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+	    i < total; i += (size_t)gridDim.x * blockDim.x)
+		y[i] = b[i % out];
+}
+
+/* db[j] += dy[0][j] + dy[1][j] + ..., rows in order. */
+static __global__ void
+linear_bias_grad(float *db, const float *dy, int B, int out)
+{
+	int	j = blockIdx.x * blockDim.x + threadIdx.x;
+	float	acc;
+
+	if (j >= out)
+		return;
+	acc = db[j];
+	for (int i = 0; i < B; i++)
+		acc = __fadd_rn(acc, dy[(size_t)i * out + j]);
+	db[j] = acc;
+}
+
+int
+cuda_linear_forward(float *y, const float *x, const float *w, const float *b,
+    int B, int in, int out, cudaStream_t s)
+{
+	cublasHandle_t	h;
+	float		one = 1.0f, beta = 0.0f;
+
+	if (B <= 0 || in <= 0 || out <= 0)
+		return 0;
+	if (linear_handle(&h, s) != 0)
+		return -1;
+	if (b != nullptr) {
+		linear_bias_rows<<<grid_for((size_t)B * out, EW_TPB), EW_TPB, 0,
+		    s>>>(y, b, B, out);
+		CUDA_LAUNCHED();
+		beta = 1.0f;
+	}
+	CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, out, B, in, &one,
+	    w, in, x, in, &beta, y, out));
+	return 0;
+}
+
+int
+cuda_linear_backward(float *dx, float *dw, float *db, const float *dy,
+    const float *x, const float *w, int B, int in, int out, cudaStream_t s)
+{
+	cublasHandle_t	h;
+	float		one = 1.0f, zero = 0.0f;
+
+	if (B <= 0 || in <= 0 || out <= 0)
+		return 0;
+	if (linear_handle(&h, s) != 0)
+		return -1;
+	if (dx != nullptr)
+		CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, in, B,
+		    out, &one, w, in, dy, out, &zero, dx, in));
+	if (dw != nullptr)
+		CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, in, out,
+		    B, &one, x, in, dy, out, &one, dw, in));
+	if (db != nullptr) {
+		linear_bias_grad<<<(out + EW_TPB - 1) / EW_TPB, EW_TPB, 0,
+		    s>>>(db, dy, B, out);
+		CUDA_LAUNCHED();
+	}
+	return 0;
+}
