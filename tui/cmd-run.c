@@ -19,6 +19,7 @@
 #include "backend/core/backend.h"
 #include "backend/proto/proto.h"
 #include "backend/spec/spec.h"
+#include "tui/sanitize.h"
 #include "tui/cmd.h"
 
 struct run_ctx {
@@ -50,12 +51,18 @@ num(const json_t *o, const char *k)
 	return json_number_value(json_object_get(o, k));
 }
 
+/* A string field, stripped of control and escape sequences: names and
+ * reasons may quote what a file or a peer said. */
 static const char *
 str(const json_t *o, const char *k)
 {
-	const char *s = json_string_value(json_object_get(o, k));
+	static char	 buf[4][2048];
+	static int	 next;
+	const char	*s = json_string_value(json_object_get(o, k));
+	char		*out = buf[next++ % 4];
 
-	return s != NULL ? s : "";
+	sanitize(out, sizeof buf[0], s != NULL ? s : "");
+	return out;
 }
 
 static void

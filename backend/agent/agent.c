@@ -428,9 +428,14 @@ agent_main(int argc, char **argv)
 		return 1;
 	}
 	snprintf(path, sizeof path, "%s/agent.pid", a.dir);
-	if ((f = fopen(path, "w")) != NULL) {
-		fprintf(f, "%ld\n", (long)getpid());
-		fclose(f);
+	{
+		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+		if (fd >= 0 && (f = fdopen(fd, "w")) != NULL) {
+			fprintf(f, "%ld\n", (long)getpid());
+			fclose(f);
+		} else if (fd >= 0)
+			close(fd);
 	}
 	if (pipe2(agent_sigpipe, O_CLOEXEC | O_NONBLOCK) != 0)
 		return 1;

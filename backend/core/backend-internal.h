@@ -70,6 +70,7 @@ int	backend_restart(struct backend *, struct job_state *, const int *node_of,
 	    __attribute__((format(printf, 5, 6)));
 void	backend_failover(struct backend *, struct job_state *, int rank,
 	    const char *why);
+void	backend_choose_failover(struct backend *, struct job_state *);
 
 /* backend/sched/detect.c: once a second. */
 void	detect_tick(struct backend *, double now);

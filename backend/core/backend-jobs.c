@@ -3,6 +3,8 @@
  * the journal, the end of a job, and the commands front ends post.
  */
 #include <errno.h>
+#include <dirent.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -81,6 +83,54 @@ read_text(const char *path, char *err, size_t errlen)
 	return buf;
 }
 
+static void
+job_ckdir(const struct backend *b, const struct job_state *j, char *buf,
+    size_t len)
+{
+	if (j->spec.checkpoint.dir[0] != '\0')
+		snprintf(buf, len, "%s", j->spec.checkpoint.dir);
+	else
+		snprintf(buf, len, "%s/checkpoints/%s", b->dir, j->name);
+}
+
+/* A fresh run (not --resume) of a name used before must not find the old
+ * run's checkpoints: pruning would drop its own lower-numbered ones and a
+ * failover would resume from the old weights.  They are moved aside, not
+ * deleted. */
+static void
+job_fresh_checkpoints(struct backend *b, struct job_state *j)
+{
+	char	 dir[PATH_MAX + 64], aside[PATH_MAX + 128];
+	struct stat st;
+
+	DIR		*d;
+	struct dirent	*de;
+	int		 moved = 0;
+
+	job_ckdir(b, j, dir, sizeof dir);
+	if (j->opts.resume || j->generation > 0 || stat(dir, &st) != 0 ||
+	    (d = opendir(dir)) == NULL)
+		return;
+	/* Into a folder inside: the directory itself may be a mount point. */
+	snprintf(aside, sizeof aside, "%s/previous-%lld", dir, j->run);
+	while ((de = readdir(d)) != NULL) {
+		char from[PATH_MAX + 320], to[PATH_MAX + 400];
+
+		if (strncmp(de->d_name, "step-", 5) != 0)
+			continue;
+		if (moved == 0 && mkdir(aside, 0700) != 0)
+			break;
+		snprintf(from, sizeof from, "%s/%s", dir, de->d_name);
+		snprintf(to, sizeof to, "%s/%s", aside, de->d_name);
+		moved += rename(from, to) == 0;
+	}
+	closedir(d);
+	if (moved > 0)
+		backend_event(b, j->name, "checkpoint", -1, NULL, "a fresh run: "
+		    "%d checkpoints of the previous run of %s are now in %s",
+		    moved, j->name, aside);
+}
+
 /* An injected fault applies to its rank in the first launch only, so a
  * relaunch after it does not meet it again. */
 static int
@@ -97,10 +147,7 @@ backend_launch_rank(struct backend *b, struct job_state *j, int r)
 	char		 ckdir[PATH_MAX + 64];
 	json_t		*m;
 
-	if (j->spec.checkpoint.dir[0] != '\0')
-		snprintf(ckdir, sizeof ckdir, "%s", j->spec.checkpoint.dir);
-	else
-		snprintf(ckdir, sizeof ckdir, "%s/checkpoints/%s", b->dir, j->name);
+	job_ckdir(b, j, ckdir, sizeof ckdir);
 	m = json_pack("{s:s, s:s, s:s, s:i, s:i, s:i, s:s, s:s, s:s, s:s, "
 	    "s:b, s:i, s:i, s:i, s:i}", "t", MSG_CMD, "cmd", "launch",
 	    "job", j->name, "rank", r, "world", j->world,
@@ -267,6 +314,7 @@ backend_schedule(struct backend *b)
 void
 backend_launch_job(struct backend *b, struct job_state *j)
 {
+	job_fresh_checkpoints(b, j);
 	backend_journal_job(b, j);
 	backend_event(b, j->name, "placed", -1, NULL, "%d ranks on %s",
 	    j->world, placement_text(b, j));
@@ -449,6 +497,7 @@ backend_relaunch(struct backend *b, struct job_state *j)
 	j->generation++;
 	j->restarts++;
 	j->paused = false;
+	j->fail_since = 0;
 	backend_journal_job(b, j);
 	backend_event(b, j->name, j->restart.kind, -1, NULL, "%s; generation "
 	    "%d on %s, resuming from the newest checkpoint", j->restart.reason,
@@ -456,6 +505,28 @@ backend_relaunch(struct backend *b, struct job_state *j)
 	j->grace_until = clock_mono() + 3;
 	for (int r = 0; r < j->world; r++)
 		backend_launch_rank(b, j, r);
+}
+
+/* Of the failed ranks, the one to move: one killed by a signal if there
+ * is one (the others died of its death), else the first. */
+void
+backend_choose_failover(struct backend *b, struct job_state *j)
+{
+	int	 victim = -1;
+
+	if (j->restart.pending)
+		return;
+	for (int r = 0; r < j->world; r++) {
+		if (j->ranks[r].status != RANK_FAILED)
+			continue;
+		if (victim < 0 || (j->ranks[r].exit_signal != 0 &&
+		    j->ranks[victim].exit_signal == 0))
+			victim = r;
+	}
+	if (victim < 0)
+		return;
+	j->fail_since = 0;
+	backend_failover(b, j, victim, j->ranks[victim].exit_reason);
 }
 
 /* A rank died (not as part of a re-formation): move it to a free spare
@@ -588,6 +659,15 @@ backend_job_done(struct backend *b, struct job_state *j)
 		if (j->ranks[r].status == RANK_RUNNING ||
 		    j->ranks[r].status == RANK_PENDING)
 			return;
+	}
+	if (!j->restart.pending) {
+		for (int r = 0; r < j->world; r++) {
+			if (j->ranks[r].status == RANK_FAILED &&
+			    j->restarts < BACKEND_MAX_RESTARTS) {
+				backend_choose_failover(b, j);
+				break;
+			}
+		}
 	}
 	if (j->restart.pending) {
 		backend_relaunch(b, j);

@@ -51,6 +51,7 @@ backend_rank_exit(struct backend *b, struct job_state *j, int r,
 		return;
 	}
 	if (json_is_integer(sig)) {
+		rs->exit_signal = (int)json_integer_value(sig);
 		snprintf(rs->exit_reason, sizeof rs->exit_reason,
 		    "killed by signal %d", (int)json_integer_value(sig));
 	} else if (code != 0) {
@@ -64,11 +65,16 @@ backend_rank_exit(struct backend *b, struct job_state *j, int r,
 	rs->status = RANK_FAILED;
 	backend_event(b, j->name, "failed", r, node, "rank %d on %s %s", r,
 	    node, rs->exit_reason);
-	/* The other ranks fail on the dead link within the timeout and exit;
-	 * the detectors kill any that linger. */
-	backend_failover(b, j, r, rs->exit_reason);
-	if (j->restart.pending)
-		rs->status = RANK_EXITED;
+	/*
+	 * A rank killed by a signal is the cause; a rank that exits with an
+	 * error is more often a bystander whose peer died, so its failover
+	 * waits a moment (detect.c) for the real cause to be reported.  The
+	 * other ranks fail on the dead link within the timeout and exit.
+	 */
+	if (rs->exit_signal != 0)
+		backend_choose_failover(b, j);
+	else if (j->fail_since == 0)
+		j->fail_since = clock_mono();
 	backend_job_done(b, j);
 }
 
@@ -77,9 +83,9 @@ backend_rank_metrics(struct job_state *j, int r, const json_t *m)
 {
 	struct rank_state *rs = &j->ranks[r];
 
-	if (json_is_true(json_object_get(m, "paused"))) {
+	if (json_is_true(json_object_get(m, "beat"))) {
 		rs->last_seen = clock_mono();	/* a heartbeat only */
-		rs->paused = true;
+		rs->paused = json_is_true(json_object_get(m, "paused"));
 		return;
 	}
 	rs->step = (long)json_integer_value(json_object_get(m, "step"));

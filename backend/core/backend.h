@@ -53,6 +53,8 @@ struct rank_state {
 	long		 rss;
 	bool		 paused;
 	double		 last_seen;	/* CLOCK_MONOTONIC of the last metrics */
+	double		 kill_sent;	/* when a kill went out; 0 = none */
+	int		 exit_signal;	/* what ended it; 0 = none */
 	double		 heartbeat;	/* wall-clock seconds of the last metrics */
 	char		 exit_reason[128];
 	struct series	 h_loss, h_samples, h_step_ms;
@@ -104,6 +106,7 @@ struct job_state {
 		double	 since;		/* CLOCK_MONOTONIC */
 	} restart;
 	double		 grace_until;	/* detectors wait after a launch */
+	double		 fail_since;	/* a rank failed; its failover is due */
 };
 
 struct backend_observer {

@@ -171,6 +171,36 @@ detect_slow(struct backend *b, struct job_state *j, const double *compute,
 	return 0;
 }
 
+/*
+ * A re-formation waits for the old group to exit.  Ranks that linger past
+ * the timeout are killed; ranks whose agent does not answer even that are
+ * left behind (they fail on their own once they run again, and their
+ * frames belong to an old generation, which the backend ignores).
+ */
+static void
+detect_lingering(struct backend *b, struct job_state *j, double now)
+{
+	double	 hb = j->spec.policy.heartbeat_timeout_s, t = now - j->restart.since;
+
+	for (int r = 0; r < j->world; r++) {
+		struct rank_state *rs = &j->ranks[r];
+
+		if (rs->status != RANK_RUNNING)
+			continue;
+		if (t > hb + 5 && rs->kill_sent == 0) {
+			kill_rank(b, j, r);
+			rs->kill_sent = now;
+		} else if (t > 2 * hb + 10) {
+			backend_event(b, j->name, "failover", r,
+			    b->cluster->nodes[rs->node].name, "rank %d of "
+			    "generation %d does not exit; leaving it behind", r,
+			    j->generation);
+			rs->status = RANK_EXITED;
+		}
+	}
+	backend_job_done(b, j);
+}
+
 static void
 detect_job(struct backend *b, struct job_state *j, double now)
 {
@@ -178,27 +208,44 @@ detect_job(struct backend *b, struct job_state *j, double now)
 	int	 window = (int)sp->policy.low_util_for_s, nr = 0;
 	double	 compute[1024], share[1024];
 
+	double	 hb = sp->policy.heartbeat_timeout_s;
+
 	if (j->restart.pending) {
-		if (now - j->restart.since > sp->policy.heartbeat_timeout_s + 5) {
-			for (int r = 0; r < j->world; r++) {
-				if (j->ranks[r].status == RANK_RUNNING)
-					kill_rank(b, j, r);
-			}
-		}
+		detect_lingering(b, j, now);
+		return;
+	}
+	if (j->fail_since > 0 && now - j->fail_since >= 2) {
+		backend_choose_failover(b, j);	/* no signalled rank showed up */
+		backend_job_done(b, j);
 		return;
 	}
 	if (now < j->grace_until || j->paused)
 		return;
 	for (int r = 0; r < j->world; r++) {
-		const struct rank_state *rs = &j->ranks[r];
+		struct rank_state *rs = &j->ranks[r];
+		const char *node = b->cluster->nodes[rs->node].name;
 
-		if (rs->status == RANK_RUNNING && !rs->paused &&
-		    now - rs->last_seen > sp->policy.heartbeat_timeout_s) {
-			backend_event(b, j->name, "failover", r,
-			    b->cluster->nodes[rs->node].name, "rank %d: no "
-			    "heartbeat for %.0f s (timeout %.0f s); killing it",
-			    r, now - rs->last_seen, sp->policy.heartbeat_timeout_s);
+		if (rs->status != RANK_RUNNING || rs->paused ||
+		    now - rs->last_seen <= hb)
+			continue;
+		if (rs->kill_sent == 0) {
+			backend_event(b, j->name, "failover", r, node, "rank %d: "
+			    "no heartbeat for %.0f s (timeout %.0f s); killing it",
+			    r, now - rs->last_seen, hb);
 			kill_rank(b, j, r);
+			rs->kill_sent = now;
+			return;
+		}
+		if (now - rs->kill_sent > hb) {
+			/* Its agent did not act on the kill: the node is lost
+			 * (stopped, cut off).  Go on without it. */
+			rs->status = RANK_FAILED;
+			rs->exit_signal = 9;
+			snprintf(rs->exit_reason, sizeof rs->exit_reason,
+			    "lost: no heartbeat and no answer from the agent "
+			    "of %s", node);
+			backend_choose_failover(b, j);
+			backend_job_done(b, j);
 			return;
 		}
 	}

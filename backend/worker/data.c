@@ -18,6 +18,8 @@
 
 #define IDX_MAX_SAMPLES	(1 << 24)
 #define IDX_MAX_SIDE	1024
+/* Far beyond Fashion-MNIST's 47 MB: a header may not ask for more. */
+#define IDX_MAX_BYTES	((size_t)1 << 30)
 /* Fashion-MNIST's training-set mean and standard deviation. */
 #define FMNIST_MEAN	0.2860f
 #define FMNIST_STD	0.3530f
@@ -72,6 +74,11 @@ idx_read(const char *path, int ndim, struct idx *idx, char *err, size_t errlen)
 			goto fail;
 		}
 		len *= idx->dims[i];
+		if (len > IDX_MAX_BYTES) {
+			snprintf(err, errlen, "%s: the header's sizes ask for "
+			    "more than %zu bytes", path, IDX_MAX_BYTES);
+			goto fail;
+		}
 	}
 	idx->ndim = ndim;
 	idx->len = len;

@@ -96,6 +96,7 @@ train_checkpoint(struct trainer *t, char *err, size_t errlen, int collective)
 	uint8_t		*states = NULL;
 	size_t		 each = 0;
 	int		 rc = 0;
+	char		 path[4096];
 
 	if (t->cfg->checkpoint_dir == NULL || *t->cfg->checkpoint_dir == '\0' ||
 	    t->last_ckpt == t->step)
@@ -121,11 +122,12 @@ train_checkpoint(struct trainer *t, char *err, size_t errlen, int collective)
 	}
 	snprintf(cm.job, sizeof cm.job, "%s", t->job->name);
 	if (checkpoint_write(t->cfg->checkpoint_dir, t->job->checkpoint.keep,
-	    t->model, t->opt, &cm, t->last_path, sizeof t->last_path, err,
-	    errlen) != 0)
+	    t->model, t->opt, &cm, path, sizeof path, err, errlen) != 0)
 		rc = -1;
-	else
+	else {
+		snprintf(t->last_path, sizeof t->last_path, "%s", path);
 		train_event(t, "checkpoint", "step %ld: %s", t->step, t->last_path);
+	}
 	free(blobs);
 	free(states);
 	return rc;
@@ -602,10 +604,10 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	}
 	if (t.epoch < cfg->job->train.epochs)
 		snprintf(sum->state, sizeof sum->state, "stopped");
-	if (train_checkpoint(&t, err, errlen, 1) != 0) {
-		snprintf(sum->state, sizeof sum->state, "failed");
-		goto out;
-	}
+	/* A checkpoint that cannot be written (a full disk) is reported
+	 * and the previous ones stay; the training itself did not fail. */
+	if (train_checkpoint(&t, err, errlen, 1) != 0)
+		train_event(&t, "checkpoint", "%s", err);
 	if (strcmp(sum->state, "finished") == 0 && cfg->rank == 0) {
 		double	 loss = 0;
 

@@ -48,6 +48,9 @@ struct worker {
 	 * acted on twice. */
 	atomic_long	 seq[CTL_COUNT + 1];
 	long		 done[CTL_COUNT + 1];
+	_Atomic double	 last_sent;	/* when metrics last went out */
+	atomic_long	 last_step;	/* the newest step, for heartbeats */
+	atomic_int	 quit;		/* the heartbeat thread ends */
 
 	struct job_spec	 job;
 	char		 node[64];
@@ -131,6 +134,28 @@ worker_reader(void *arg)
 	pthread_mutex_unlock(&w->box_lock);
 	atomic_store(&w->stop, 1);
 	proto_reader_free(&rd);
+	return NULL;
+}
+
+/* A heartbeat a second while the train loop sends no metrics of its own
+ * (loading data, forming the group, resuming, evaluating), so the backend
+ * can tell a busy rank from a dead one. */
+static void *
+worker_heartbeat(void *arg)
+{
+	struct worker	*w = arg;
+
+	while (!w->link_down && !atomic_load(&w->quit)) {
+		nanosleep(&(struct timespec){ 0, 250 * 1000000L }, NULL);
+		if (clock_mono() - atomic_load(&w->last_sent) < 1.0)
+			continue;
+		atomic_store(&w->last_sent, clock_mono());
+		worker_send(w, json_pack("{s:s, s:s, s:s, s:i, s:I, s:b, s:f, "
+		    "s:I}", "t", MSG_METRICS, "scope", "rank", "job",
+		    w->job.name, "rank", w->rank, "step",
+		    (json_int_t)atomic_load(&w->last_step), "beat", 1,
+		    "heartbeat", (double)time(NULL), "pid", (json_int_t)getpid()));
+	}
 	return NULL;
 }
 
@@ -267,6 +292,8 @@ worker_on_step(void *ctx, const struct step_report *r)
 	if (now - w->last_metrics < 1.0)
 		return;
 	w->last_metrics = now;
+	atomic_store(&w->last_sent, now);
+	atomic_store(&w->last_step, r->step);
 	m = json_pack("{s:s, s:s, s:s, s:i, s:I, s:i, s:f, s:f, "
 	    "s:f, s:f, s:f, s:f, s:f, s:I, s:i, s:i, s:I, s:f, s:I, s:f, s:f}",
 	    "t", MSG_METRICS, "scope", "rank", "job", w->job.name,
@@ -372,10 +399,11 @@ worker_paused(void *ctx)
 		}
 		if (clock_mono() - last >= 1.0) {
 			last = clock_mono();
-			worker_send(w, json_pack("{s:s, s:s, s:s, s:i, s:b, s:f, "
-			    "s:I}", "t", MSG_METRICS, "scope", "rank", "job",
-			    w->job.name, "rank", w->rank, "paused", 1,
-			    "heartbeat", (double)time(NULL),
+			worker_send(w, json_pack("{s:s, s:s, s:s, s:i, s:I, s:b, "
+			    "s:b, s:f, s:I}", "t", MSG_METRICS, "scope", "rank",
+			    "job", w->job.name, "rank", w->rank, "step",
+			    (json_int_t)atomic_load(&w->last_step), "beat", 1,
+			    "paused", 1, "heartbeat", (double)time(NULL),
 			    "pid", (json_int_t)getpid()));
 		}
 		nanosleep(&(struct timespec){ 0, 50 * 1000000L }, NULL);
@@ -465,7 +493,7 @@ worker_main(int argc, char **argv)
 	struct comm_config	 cc = { .backend = "gloo" };
 	struct comm_store	 cs = { .ctx = &w, .set = worker_store_set,
 	    .get = worker_store_get };
-	pthread_t		 reader;
+	pthread_t		 reader, heart;
 	json_t			*launch;
 	const char		*yaml;
 	char			 err[1024], ckdir[4096];
@@ -514,6 +542,7 @@ worker_main(int argc, char **argv)
 		goto done;
 	}
 	pthread_create(&reader, NULL, worker_reader, &w);
+	pthread_create(&heart, NULL, worker_heartbeat, &w);
 
 	cfg.job = &w.job;
 	cfg.rank = w.rank;
@@ -550,14 +579,19 @@ worker_main(int argc, char **argv)
 	}
 	if (w.rank == 0)
 		worker_summary(&w, &sum);
-	worker_send(&w, json_pack("{s:s, s:s, s:s, s:i, s:s, s:s, s:s}", "t",
-	    MSG_EVENT, "job", w.job.name, "kind", "finished", "rank", w.rank,
-	    "node", w.node, "reason", sum.state, "params_crc32",
-	    sum.params_crc32));
+	/* Each rank's final weights, for comparing ranks and runs; a rank
+	 * that stopped (for a re-formation, or asked to) has not finished. */
+	if (strcmp(sum.state, "finished") == 0)
+		worker_send(&w, json_pack("{s:s, s:s, s:s, s:i, s:s, s:s, s:s}",
+		    "t", MSG_EVENT, "job", w.job.name, "kind", "finished",
+		    "rank", w.rank, "node", w.node, "reason", sum.state,
+		    "params_crc32", sum.params_crc32));
 	rc = 0;
 done_comm:
 	comm_destroy(w.comm);
 done_thread:
+	atomic_store(&w.quit, 1);
+	pthread_join(heart, NULL);
 	/* Closing our side ends the reader thread. */
 	shutdown(w.fd, SHUT_RDWR);
 	pthread_join(reader, NULL);

@@ -3,7 +3,9 @@
  * LLVMFuzzerTestOneInput over every file in the directories named on the
  * command line, or in the colon-separated $FUZZ_CORPUS, so make check
  * replays the seed corpus (and any crash file kept beside it) under
- * whatever sanitizers the build has.
+ * whatever sanitizers the build has.  With $FUZZ_DEBUG set, each input's
+ * name goes to stderr before it runs ("replay: NAME"), so a target's own
+ * debug line after it can be matched to the file (replay-lib.sh).
  */
 #include "config.h"
 
@@ -54,7 +56,7 @@ replay_dir(const char *dir)
 	char		 path[4096];
 	uint8_t		*buf;
 	size_t		 len;
-	int		 count = 0;
+	int		 count = 0, debug = getenv("FUZZ_DEBUG") != NULL;
 
 	if ((d = opendir(dir)) == NULL) {
 		fprintf(stderr, "replay: %s: %s\n", dir, strerror(errno));
@@ -66,6 +68,10 @@ replay_dir(const char *dir)
 		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
 		if ((buf = replay_slurp(path, &len)) == NULL)
 			continue;
+		if (debug) {
+			fprintf(stderr, "replay: %s\n", de->d_name);
+			fflush(stderr);
+		}
 		LLVMFuzzerTestOneInput(buf, len);
 		free(buf);
 		count++;
