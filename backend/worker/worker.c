@@ -50,6 +50,7 @@ struct worker {
 	long		 done[CTL_COUNT + 1];
 	_Atomic double	 last_sent;	/* when metrics last went out */
 	atomic_long	 last_step;	/* the newest step, for heartbeats */
+	atomic_int	 paused;	/* held at a step boundary */
 	atomic_int	 quit;		/* the heartbeat thread ends */
 
 	struct job_spec	 job;
@@ -150,10 +151,11 @@ worker_heartbeat(void *arg)
 		if (clock_mono() - atomic_load(&w->last_sent) < 1.0)
 			continue;
 		atomic_store(&w->last_sent, clock_mono());
-		worker_send(w, json_pack("{s:s, s:s, s:s, s:i, s:I, s:b, s:f, "
-		    "s:I}", "t", MSG_METRICS, "scope", "rank", "job",
+		worker_send(w, json_pack("{s:s, s:s, s:s, s:i, s:I, s:b, s:b, "
+		    "s:f, s:I}", "t", MSG_METRICS, "scope", "rank", "job",
 		    w->job.name, "rank", w->rank, "step",
 		    (json_int_t)atomic_load(&w->last_step), "beat", 1,
+		    "paused", atomic_load(&w->paused) != 0,
 		    "heartbeat", (double)time(NULL), "pid", (json_int_t)getpid()));
 	}
 	return NULL;
@@ -379,35 +381,32 @@ worker_agreed(void *ctx, unsigned bits)
 	}
 }
 
-/* Hold at the step boundary until a resume or a stop arrives, sending a
- * heartbeat a second so the backend knows the rank is alive. */
+/* Hold at the step boundary until a resume (0) or a stop (1) arrives. */
 static int
 worker_paused(void *ctx)
 {
 	struct worker	*w = ctx;
-	double		 last = 0;
+	int		 stop = 0;
 
 	worker_on_event(w, "paused", "holding at the step boundary");
+	/* The heartbeat thread reports the rank as paused meanwhile. */
+	atomic_store(&w->paused, 1);
 	for (;;) {
 		if (atomic_load(&w->stop) ||
-		    atomic_load(&w->seq[CTL_STOP]) > w->done[CTL_STOP])
-			return 1;
+		    atomic_load(&w->seq[CTL_STOP]) > w->done[CTL_STOP]) {
+			stop = 1;
+			break;
+		}
 		if (atomic_load(&w->seq[CMD_RESUME]) > w->done[CMD_RESUME]) {
 			w->done[CMD_RESUME]++;
-			worker_on_event(w, "resumed", "continuing");
-			return 0;
-		}
-		if (clock_mono() - last >= 1.0) {
-			last = clock_mono();
-			worker_send(w, json_pack("{s:s, s:s, s:s, s:i, s:I, s:b, "
-			    "s:b, s:f, s:I}", "t", MSG_METRICS, "scope", "rank",
-			    "job", w->job.name, "rank", w->rank, "step",
-			    (json_int_t)atomic_load(&w->last_step), "beat", 1,
-			    "paused", 1, "heartbeat", (double)time(NULL),
-			    "pid", (json_int_t)getpid()));
+			break;
 		}
 		nanosleep(&(struct timespec){ 0, 50 * 1000000L }, NULL);
 	}
+	atomic_store(&w->paused, 0);
+	if (!stop)
+		worker_on_event(w, "resumed", "continuing");
+	return stop;
 }
 
 static void
