@@ -191,22 +191,6 @@ check_table(const struct fleet *f)
 	free(cells);
 }
 
-static int
-check_load_cluster(const char *file, struct cluster_spec *c)
-{
-	struct spec_errors errs = { 0 };
-
-	if (file == NULL) {
-		spec_cluster_default(c);
-		return 0;
-	}
-	if (spec_load_cluster(file, c, &errs) == 0)
-		return 0;
-	spec_errors_print(stderr, &errs);
-	spec_errors_free(&errs);
-	return -1;
-}
-
 /* The lock keeps a running console's agents from being taken over. */
 static int
 check_lock(char *dir, size_t len)
@@ -269,7 +253,7 @@ cmd_check(int argc, char **argv)
 	}
 	if (optind != argc)
 		return cmd_usage(&cmd_check_entry);
-	if (check_load_cluster(file, &cluster) != 0)
+	if (cmd_load_cluster(file, &cluster) != 0)
 		return 1;
 	if ((lock = check_lock(dir, sizeof dir)) < 0) {
 		spec_cluster_free(&cluster);

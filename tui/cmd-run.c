@@ -185,22 +185,6 @@ bad:
 }
 
 static int
-run_load_cluster(const char *file, struct cluster_spec *c)
-{
-	struct spec_errors errs = { 0 };
-
-	if (file == NULL) {
-		spec_cluster_default(c);
-		return 0;
-	}
-	if (spec_load_cluster(file, c, &errs) == 0)
-		return 0;
-	spec_errors_print(stderr, &errs);
-	spec_errors_free(&errs);
-	return -1;
-}
-
-static int
 cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -272,7 +256,7 @@ cmd_run(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (run_load_cluster(cluster_file, &cluster) != 0)
+	if (cmd_load_cluster(cluster_file, &cluster) != 0)
 		return 1;
 	if ((b = backend_open(&bo, err, sizeof err)) == NULL) {
 		fprintf(stderr, "hunter run: %s\n", err);

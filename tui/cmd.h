@@ -34,4 +34,9 @@ int	bench_console(void);
 /* Print "usage: hunter NAME USAGE" to stderr and return 2. */
 int	cmd_usage(const struct cmd_entry *);
 
+struct cluster_spec;
+/* The cluster of file, or the embedded default when file is NULL; its
+ * errors go to stderr.  0 or -1. */
+int	cmd_load_cluster(const char *file, struct cluster_spec *);
+
 #endif

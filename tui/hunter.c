@@ -19,6 +19,7 @@
 
 #include "backend/agent/cuda-probe.h"
 #include "backend/proto/gloo-version.h"
+#include "backend/spec/spec.h"
 #include "build-id.h"
 #include "tui/cmd.h"
 
@@ -77,6 +78,22 @@ print_help(FILE *f)
 	    "  hunter --help     this text; see also hunter(1)\n\n"
 	    "State lives in $HUNTER_STATE_DIR, else $XDG_STATE_HOME/hunter,\n"
 	    "else ~/.local/state/hunter.\n");
+}
+
+int
+cmd_load_cluster(const char *file, struct cluster_spec *c)
+{
+	struct spec_errors errs = { 0 };
+
+	if (file == NULL) {
+		spec_cluster_default(c);
+		return 0;
+	}
+	if (spec_load_cluster(file, c, &errs) == 0)
+		return 0;
+	spec_errors_print(stderr, &errs);
+	spec_errors_free(&errs);
+	return -1;
 }
 
 int
