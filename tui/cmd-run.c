@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "backend/core/backend.h"
+#include "backend/core/clock.h"
 #include "backend/proto/proto.h"
 #include "backend/spec/spec.h"
 #include "tui/sanitize.h"
@@ -105,6 +106,15 @@ run_summary(const struct run_ctx *ctx, const struct job_state *j)
 
 	/* The job's state is the backend's verdict over all ranks. */
 	json_object_set_new(s, "state", json_string(j->state));
+	/* The worker's wall_s covers its own generation; a job that failed
+	 * over or restarted ran longer.  wall_s becomes the job's, from its
+	 * first launch (unknown for a job attached to after the fact). */
+	if (j->started > 0) {
+		json_object_set_new(s, "generation_wall_s",
+		    json_real(num(s, "wall_s")));
+		json_object_set_new(s, "wall_s",
+		    json_real(clock_mono() - j->started));
+	}
 	json_object_del(s, "node");
 	json_object_del(s, "run");
 	if (ctx->json)

@@ -319,6 +319,8 @@ backend_launch_job(struct backend *b, struct job_state *j)
 	backend_event(b, j->name, "placed", -1, NULL, "%d ranks on %s",
 	    j->world, placement_text(b, j));
 	j->grace_until = clock_mono() + 2;
+	if (j->started == 0)
+		j->started = clock_mono();
 	for (int r = 0; r < j->world; r++)
 		backend_launch_rank(b, j, r);
 }

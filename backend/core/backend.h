@@ -94,6 +94,7 @@ struct job_state {
 	bool		 done;		/* every rank has exited */
 	bool		 queued;	/* waiting for slots */
 	double		 submitted;	/* CLOCK_MONOTONIC, for the queue order */
+	double		 started;	/* CLOCK_MONOTONIC, the first launch */
 	bool		 paused;
 	struct submit_opts opts;	/* as submitted */
 	long		 seq[JOB_CMD_COUNT];

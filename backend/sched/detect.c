@@ -89,13 +89,20 @@ migrate_to_spare(struct backend *b, struct job_state *j, int r,
 	free(node_of);
 }
 
-/* Least-squares slope of RSS against step over the samples of the last
- * `steps` steps, in bytes per step. */
+/*
+ * Least-squares slope of RSS against step over the samples of the last
+ * `steps` steps, in bytes per step.  Only a full window is judged: the
+ * samples must reach back `steps` steps.  A rank's first steps touch its
+ * buffers for the first time (the model at its micro-batch, the prefetch
+ * queue), and a short history made of little else would read that
+ * warm-up as a leak.
+ */
 static int
 rss_slope(const struct rank_state *rs, long steps, double *slope)
 {
 	double	 sx = 0, sy = 0, sxx = 0, sxy = 0, n = 0;
 	long	 newest;
+	int	 full = 0;
 
 	if (rs->h_step.len < 4)
 		return -1;
@@ -104,15 +111,17 @@ rss_slope(const struct rank_state *rs, long steps, double *slope)
 		double x = series_get(&rs->h_step, i);
 		double y = series_get(&rs->h_rss, i);
 
-		if (x < newest - steps)
+		if (x < newest - steps) {
+			full = 1;
 			break;
+		}
 		sx += x;
 		sy += y;
 		sxx += x * x;
 		sxy += x * y;
 		n++;
 	}
-	if (n < 4 || n * sxx - sx * sx <= 0)
+	if (!full || n < 4 || n * sxx - sx * sx <= 0)
 		return -1;
 	*slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
 	return 0;

@@ -85,6 +85,8 @@ static const struct spec_field job_batch[] = {
 	  .range = SR_POS },
 	{ .key = "micro", .type = SF_MICRO, .off = J(train.batch.micro),
 	  .range = SR_POS },
+	{ .key = "steps_per_trial", .type = SF_INT,
+	  .off = J(train.batch.steps_per_trial), .range = SR_POS },
 	{ NULL }
 };
 
@@ -191,6 +193,7 @@ spec_job_defaults(struct job_spec *j)
 	j->train.lr.warmup_steps = 100;
 	j->train.batch.global = 256;
 	j->train.batch.micro = 0;
+	j->train.batch.steps_per_trial = 3;
 	j->compression.method = COMPRESS_TOPK;
 	j->compression.density = 0.001;
 	j->compression.error_feedback = true;

@@ -70,6 +70,7 @@ struct job_spec {
 		struct {
 			int	global;		/* 256; > 0 */
 			int	micro;		/* 0 = auto; else > 0 */
+			int	steps_per_trial; /* 3; > 0 (micro: auto) */
 		} batch;
 	} train;
 

@@ -19,6 +19,7 @@ struct autotune_trial {
 	bool	 fit;
 	size_t	 peak_bytes;
 	double	 samples_per_s;
+	double	 steps;		/* timed steps, the ranks' mean */
 };
 
 /* Run one trial of `size` (every rank agreeing on the outcome) and fill

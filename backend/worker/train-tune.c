@@ -4,7 +4,9 @@
  * compressor state, workspace) against resources.memory_per_rank, before
  * anything is allocated.  A size that fits is timed for a few forward
  * and backward passes on a scratch model, so the trial changes
- * neither the job's weights nor its loader position.  Every rank adds its
+ * neither the job's weights nor its loader position.  The scratch model
+ * is made once, for the largest size the budget admits, and serves every
+ * trial: its pages are touched once, not once per trial.  Every rank adds its
  * verdict and its time to one allreduce, so a size fails if it fails
  * anywhere and all ranks see the same throughput.
  */
@@ -14,11 +16,15 @@
 #include "backend/core/clock.h"
 #include "backend/worker/train-internal.h"
 
-/* Steps per trial (DESIGN.md: steps_per_trial, default 3); from
- * TUNE_BIG samples on, one step is long enough to time, and the search
- * stays a small share of the run. */
-#define TUNE_STEPS	3
-#define TUNE_BIG	256
+/*
+ * A trial runs train.batch.steps_per_trial steps (default 3), or fewer
+ * once its steps have taken TUNE_LONG_STEP seconds (always at least one):
+ * that long is timed well enough, and on a slow device the large sizes
+ * would otherwise make the search a large share of a short run.  Ranks
+ * may then run different numbers of steps, so the steps are summed with
+ * the times.
+ */
+#define TUNE_LONG_STEP	0.05
 
 static size_t
 tune_bytes(const struct trainer *t, int size)
@@ -27,39 +33,45 @@ tune_bytes(const struct trainer *t, int size)
 	    (t->comp != NULL ? compressor_state_bytes(t->comp) : 0);
 }
 
+struct tune_ctx {
+	struct trainer	*t;
+	struct model	*scratch;	/* NULL when no size fits */
+};
+
 static int
-tune_probe(void *ctx, int size, struct autotune_trial *tr, char *err,
+tune_probe(void *arg, int size, struct autotune_trial *tr, char *err,
     size_t errlen)
 {
-	struct trainer	*t = ctx;
+	struct tune_ctx	*ctx = arg;
+	struct trainer	*t = ctx->t;
 	const struct train_hooks *h = t->hooks;
-	struct model	*m;
-	float		 agree[2] = { 0, 0 };
+	struct model	*m = ctx->scratch;
+	float		 agree[3] = { 0, 0, 0 };	/* over, seconds, steps */
 	double		 t0;
-	int		 n = size < t->train.n ? size : t->train.n, steps = 0;
+	int		 n = size < t->train.n ? size : t->train.n;
 
 	tr->peak_bytes = tune_bytes(t, size);
-	agree[0] = tr->peak_bytes > t->job->resources.memory_per_rank;
+	agree[0] = tr->peak_bytes > t->job->resources.memory_per_rank ||
+	    m == NULL;
 	if (agree[0] == 0) {
-		m = model_create(t->job, 1, t->train.rows, t->train.cols, 10, n,
-		    t->job->train.seed);
-		steps = size >= TUNE_BIG ? 1 : TUNE_STEPS;
 		t0 = clock_mono();
-		for (int s = 0; s < steps; s++) {
+		do {
 			memset(m->grads, 0, m->n_params * sizeof(float));
 			model_forward(m, t->train.x, t->train.y, n, NULL);
 			model_backward(m, t->train.x, t->train.y, n, 1.0f / n);
-		}
+			agree[2]++;
+		} while (agree[2] < t->job->train.batch.steps_per_trial &&
+		    clock_mono() - t0 < TUNE_LONG_STEP);
 		agree[1] = (float)(clock_mono() - t0);
-		model_free(m);
 	}
 	if (h->allreduce != NULL && t->cfg->world > 1 &&
-	    h->allreduce(h->ctx, agree, 2, err, errlen) != 0)
+	    h->allreduce(h->ctx, agree, 3, err, errlen) != 0)
 		return -1;
 	tr->fit = agree[0] == 0;
-	/* Per rank: the mean of the ranks' times. */
-	tr->samples_per_s = tr->fit && agree[1] > 0 ? (double)n * steps *
-	    t->cfg->world / agree[1] : 0;
+	tr->steps = agree[2] / (t->cfg->world > 1 ? t->cfg->world : 1);
+	/* Per rank: all the ranks' samples over all their seconds. */
+	tr->samples_per_s = tr->fit && agree[1] > 0 ?
+	    (double)n * agree[2] / agree[1] : 0;
 	return 0;
 }
 
@@ -67,8 +79,9 @@ int
 train_autotune(struct trainer *t, int per_rank, char *err, size_t errlen)
 {
 	const struct train_hooks *h = t->hooks;
-	double	 t0 = clock_mono();
-	int	 best;
+	struct tune_ctx	 ctx = { .t = t, .scratch = NULL };
+	double		 t0 = clock_mono();
+	int		 best;
 
 	if (t->tuned_micro > 0 && per_rank % t->tuned_micro == 0) {
 		t->micro = t->tuned_micro;
@@ -76,8 +89,20 @@ train_autotune(struct trainer *t, int per_rank, char *err, size_t errlen)
 		    "checkpoint; no tuning", t->micro, per_rank / t->micro);
 		return 0;
 	}
+	/* Tracked bytes grow with the size: the largest divisor of per_rank
+	 * within the budget bounds every size a trial will run. */
+	for (int d = per_rank; d >= 1; d--) {
+		if (per_rank % d == 0 &&
+		    tune_bytes(t, d) <= t->job->resources.memory_per_rank) {
+			ctx.scratch = model_create(t->job, 1, t->train.rows,
+			    t->train.cols, 10, d < t->train.n ? d : t->train.n,
+			    t->job->train.seed);
+			break;
+		}
+	}
 	best = autotune_search(per_rank, t->job->resources.memory_per_rank,
-	    tune_probe, t, t->trace, &t->ntrace, err, errlen);
+	    tune_probe, &ctx, t->trace, &t->ntrace, err, errlen);
+	model_free(ctx.scratch);
 	if (best < 0)
 		return -1;
 	t->micro = best;

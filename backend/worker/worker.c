@@ -322,10 +322,10 @@ worker_on_autotune(void *ctx, const struct autotune_trial *tr, int n,
 	json_t		*trials = json_array();
 
 	for (int i = 0; i < n; i++)
-		json_array_append_new(trials, json_pack("{s:i, s:b, s:I, s:f}",
-		    "size", tr[i].size, "fit", tr[i].fit, "peak_bytes",
+		json_array_append_new(trials, json_pack("{s:i, s:b, s:I, s:f, "
+		    "s:f}", "size", tr[i].size, "fit", tr[i].fit, "peak_bytes",
 		    (json_int_t)tr[i].peak_bytes, "samples_per_s",
-		    tr[i].samples_per_s));
+		    tr[i].samples_per_s, "steps", tr[i].steps));
 	worker_send(w, json_pack("{s:s, s:s, s:i, s:i, s:f, s:I, s:o}", "t",
 	    "autotune", "job", w->job.name, "micro_batch", micro, "accum",
 	    accum, "seconds", seconds, "budget",

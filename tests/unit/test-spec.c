@@ -100,6 +100,7 @@ t_defaults(void **state)
 	assert_int_equal(job.train.lr.schedule, SCHEDULE_COSINE);
 	assert_int_equal(job.train.batch.global, 256);
 	assert_int_equal(job.train.batch.micro, 0);
+	assert_int_equal(job.train.batch.steps_per_trial, 3);
 	assert_int_equal(job.compression.method, COMPRESS_TOPK);
 	assert_true(job.compression.density == 0.001);
 	assert_true(job.compression.error_feedback);
@@ -281,6 +282,11 @@ t_micro(void **state)
 	    3, 24, "(48 x 4 = 192)");
 	expect_job_error("name: x\ntrain: {batch: {micro: lots}}\n", 2, 24,
 	    "expected an integer or 'auto', got 'lots'");
+	assert_int_equal(parse("name: x\ntrain: {batch: {micro: auto, "
+	    "steps_per_trial: 5}}\n"), 0);
+	assert_int_equal(job.train.batch.steps_per_trial, 5);
+	expect_job_error("name: x\ntrain: {batch: {steps_per_trial: 0}}\n", 2,
+	    34, "train.batch.steps_per_trial: must be > 0, got 0");
 }
 
 static void
