@@ -1,22 +1,29 @@
 #!/bin/sh
 # bench/gpu-check.sh: the checks of the GPU path that need a GPU, in one
-# run of under 8 minutes on a machine with CUDA in /usr/local/cuda and one
-# GPU (an H200 here), no network needed when the build deps are there:
-#   1. build hunter out of tree with --with-cuda=yes (./bootstrap only if
-#      a build dependency is missing; it installs with apt);
-#   2. run tests/unit/test-cuda (every CUDA kernel against its CPU twin,
-#      the nccl backend) and test-nvml: they must PASS, a SKIP fails here;
-#   3. hunter --version, and NVML's view of the GPUs;
-#   4. bench/cuda-bench: fmnist-mlp's step on the GPU as samples/s (the
-#      kernels: the worker has no GPU train loop yet, said so below),
-#      top-k GB/s against cudaMemcpy, NCCL allreduce (world 1) and the
-#      compressed exchange path.
+# run of under 8 minutes on a machine with one GPU (an H200 here) and CUDA
+# in /usr/local/cuda, no network needed:
+#   1. the programs: with GPU_PACK=DIR (or a .gpu-pack folder in the
+#      source tree), those bench/gpu-pack.sh built elsewhere, with the
+#      libraries packed beside them -- for a GPU machine that has none of
+#      hunter's build dependencies; else build hunter out of tree with
+#      --with-cuda=yes (./bootstrap only if a build dependency is missing;
+#      it installs with apt);
+#   2. run tests/unit/test-cuda (every CUDA kernel and the device model
+#      against their CPU twins, the nccl backend) and test-nvml: they must
+#      PASS, a SKIP fails here;
+#   3. hunter --version, and NVML's view of the GPUs (bench/nvml-show);
+#   4. fmnist-mlp trained by `hunter run` on one GPU (device: cuda, a
+#      one-node cluster with one cuda slot), then on one CPU slot: test
+#      accuracy and samples/s of each, and their ratio;
+#   5. bench/cuda-bench: the mlp step on the GPU kernels alone as
+#      samples/s, top-k GB/s against cudaMemcpy, NCCL allreduce (world 1)
+#      and the compressed exchange path.
 # Everything printed also goes to $OUT/gpu-check.txt when OUT is set, with
 # the test logs beside it.  A failed test does not stop the run (the
 # benchmark still runs, for the numbers); a failed build does.  Exit 0
 # when every step passed.
-# Usage: bench/gpu-check.sh   (BUILD=dir to build elsewhere than
-# /tmp/hunter-gpu-build; JOBS=n for make -j)
+# Usage: bench/gpu-check.sh   (BUILD=dir to build or unpack elsewhere than
+# /tmp/hunter-gpu-build; JOBS=n for make -j; GPU_PACK=dir, above)
 set -u
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-/tmp/hunter-gpu-build}
@@ -40,7 +47,7 @@ finish() {
 	    "in $(( $(date +%s) - start ))s"
 	if [ -n "${OUT:-}" ]; then
 		for f in tests/unit/test-cuda.log tests/unit/test-nvml.log \
-		    test-suite.log config.log; do
+		    train-cuda.out train-cpu.out config.log; do
 			[ -f "$BUILD/$f" ] && cp "$BUILD/$f" "$OUT/" 2>/dev/null
 		done
 		echo "$rc" > "$OUT/.rc"
@@ -54,62 +61,99 @@ step() { echo; echo "== $* ($(( $(date +%s) - start ))s)"; }
 
 step "machine"
 uname -srm
+ldd --version 2>&1 | head -1
 command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L
-"$CUDA_HOME/bin/nvcc" --version | tail -2 || fail "no nvcc in $CUDA_HOME/bin"
+"$CUDA_HOME/bin/nvcc" --version 2>/dev/null | tail -2 || echo "(no nvcc)"
 nproc
 
-step "build dependencies"
-missing=""
-for m in ncursesw yaml-0.1 libssh jansson zlib cmocka; do
-	pkg-config --exists "$m" 2>/dev/null || missing="$missing $m"
-done
-pkg-config --exists openblas 2>/dev/null || pkg-config --exists cblas \
-    2>/dev/null || missing="$missing openblas"
-[ -f /usr/include/gloo/rendezvous/context.h ] || missing="$missing gloo"
-for t in gcc g++ make pkg-config; do
-	command -v "$t" >/dev/null 2>&1 || missing="$missing $t"
-done
-fresh() {	# configure and Makefile.in are there and newer than their sources
-	[ -x "$SRC/configure" ] && [ -f "$SRC/Makefile.in" ] &&
-	    [ "$SRC/configure" -nt "$SRC/configure.ac" ]
-}
-if ! fresh && ! command -v autoreconf >/dev/null 2>&1; then
-	missing="$missing autoconf automake"
-fi
-if [ -n "$missing" ]; then
-	echo "missing:$missing; running ./bootstrap (apt-get)"
-	BUILD="$BUILD" timeout 420 "$SRC/bootstrap" --with-cuda=yes -q ||
-	    fail "./bootstrap could not install or build (missing:$missing)"
+PACK=${GPU_PACK:-}
+[ -z "$PACK" ] && [ -d "$SRC/.gpu-pack" ] && PACK=$SRC/.gpu-pack
+if [ -n "$PACK" ]; then
+	step "programs from the pack $PACK"
+	[ -f "$PACK/lib.tar.xz" ] && [ -x "$PACK/bin/hunter" ] ||
+	    fail "$PACK is not a bench/gpu-pack.sh folder"
+	head -1 "$PACK/MANIFEST"
+	mkdir -p "$BUILD"
+	rm -rf "$BUILD/lib"
+	tar -xJf "$PACK/lib.tar.xz" -C "$BUILD" || fail "unpacking the libraries"
+	# CUDA's libraries are this machine's: the toolkit's, then the
+	# nvidia-* wheels' (NCCL is not part of the toolkit).
+	wheels=$(python3 -c 'import nvidia, os
+for p in nvidia.__path__:
+    for d in sorted(os.listdir(p)):
+        if os.path.isdir(os.path.join(p, d, "lib")):
+            print(os.path.join(p, d, "lib"))' 2>/dev/null | tr '\n' ':')
+	LD_LIBRARY_PATH="$BUILD/lib:$CUDA_HOME/lib64:$wheels${LD_LIBRARY_PATH:-}"
+	export LD_LIBRARY_PATH
+	BIN=$PACK/bin
+	HUNTER=$BIN/hunter TEST_CUDA=$BIN/test-cuda TEST_NVML=$BIN/test-nvml
+	NVML_SHOW=$BIN/nvml-show CUDA_BENCH=$BIN/cuda-bench
+	DATA=$PACK/data/fashion-mnist
+	missing=$(for p in "$BIN"/*; do ldd "$p" | grep "not found"; done |
+	    sort -u)
+	[ -z "$missing" ] || { echo "$missing"; fail "libraries not found"; }
+	echo "every library found"
 else
-	echo "all present"
-	if ! fresh; then
-		(cd "$SRC" && autoreconf -fi) || fail "autoreconf"
-	elif ! command -v automake >/dev/null 2>&1; then
-		# Generated files came with the tree: keep make from
-		# regenerating them with tools that are not here.
-		(cd "$SRC" && touch aclocal.m4 && sleep 1 && touch configure \
-		    config.h.in && sleep 1 && find . -name Makefile.in \
-		    -exec touch {} +)
+	step "build dependencies"
+	missing=""
+	for m in ncursesw yaml-0.1 libssh jansson zlib cmocka; do
+		pkg-config --exists "$m" 2>/dev/null || missing="$missing $m"
+	done
+	pkg-config --exists openblas 2>/dev/null || pkg-config --exists \
+	    cblas 2>/dev/null || missing="$missing openblas"
+	[ -f /usr/include/gloo/rendezvous/context.h ] ||
+	    missing="$missing gloo"
+	for t in gcc g++ make pkg-config; do
+		command -v "$t" >/dev/null 2>&1 || missing="$missing $t"
+	done
+	fresh() {	# configure and Makefile.in newer than their sources
+		[ -x "$SRC/configure" ] && [ -f "$SRC/Makefile.in" ] &&
+		    [ "$SRC/configure" -nt "$SRC/configure.ac" ]
+	}
+	if ! fresh && ! command -v autoreconf >/dev/null 2>&1; then
+		missing="$missing autoconf automake"
 	fi
-fi
+	if [ -n "$missing" ]; then
+		echo "missing:$missing; running ./bootstrap (apt-get)"
+		BUILD="$BUILD" timeout 420 "$SRC/bootstrap" --with-cuda=yes -q ||
+		    fail "./bootstrap could not install or build" \
+		    "(missing:$missing; without a network, use bench/gpu-pack.sh)"
+	else
+		echo "all present"
+		if ! fresh; then
+			(cd "$SRC" && autoreconf -fi) || fail "autoreconf"
+		elif ! command -v automake >/dev/null 2>&1; then
+			# Generated files came with the tree: keep make from
+			# regenerating them with tools that are not here.
+			(cd "$SRC" && touch aclocal.m4 && sleep 1 &&
+			    touch configure config.h.in && sleep 1 &&
+			    find . -name Makefile.in -exec touch {} +)
+		fi
+	fi
 
-step "configure --with-cuda=yes and build in $BUILD"
-mkdir -p "$BUILD"
-(cd "$BUILD" && "$SRC/configure" -q --with-cuda=yes) >"$BUILD/configure.out" 2>&1 ||
-    { tail -30 "$BUILD/configure.out"; fail "configure --with-cuda=yes"; }
-grep -E "CUDA|will build" "$BUILD/configure.out"
-(cd "$BUILD" && make -j"$JOBS" >make.out 2>&1) ||
-    { tail -40 "$BUILD/make.out"; fail "make"; }
-(cd "$BUILD" && make -j"$JOBS" check TESTS= >make-check.out 2>&1) ||
-    { tail -40 "$BUILD/make-check.out"; fail "building the tests"; }
-echo "built"
+	step "configure --with-cuda=yes and build in $BUILD"
+	mkdir -p "$BUILD"
+	(cd "$BUILD" && "$SRC/configure" -q --with-cuda=yes) \
+	    >"$BUILD/configure.out" 2>&1 ||
+	    { tail -30 "$BUILD/configure.out"; fail "configure --with-cuda=yes"; }
+	grep -E "CUDA|will build" "$BUILD/configure.out"
+	(cd "$BUILD" && make -j"$JOBS" >make.out 2>&1) ||
+	    { tail -40 "$BUILD/make.out"; fail "make"; }
+	(cd "$BUILD" && make -j"$JOBS" check TESTS= >make-check.out 2>&1) ||
+	    { tail -40 "$BUILD/make-check.out"; fail "building the tests"; }
+	echo "built"
+	HUNTER=$BUILD/hunter TEST_CUDA=$BUILD/tests/unit/test-cuda
+	TEST_NVML=$BUILD/tests/unit/test-nvml
+	NVML_SHOW=$BUILD/bench/nvml-show CUDA_BENCH=$BUILD/bench/cuda-bench
+	DATA=/usr/share/datasets/fashion-mnist
+fi
+mkdir -p "$BUILD/tests/unit"
 
 step "hunter --version"
-"$BUILD/hunter" --version || fail "hunter --version"
+"$HUNTER" --version || fail "hunter --version"
 
-step "CUDA kernels against their CPU twins, nccl backend (must PASS)"
-(cd "$BUILD" && timeout 300 ./tests/unit/test-cuda) \
-    >"$BUILD/test-cuda.out" 2>&1
+step "CUDA kernels and the device model against their CPU twins, nccl backend (must PASS)"
+timeout 300 "$TEST_CUDA" >"$BUILD/test-cuda.out" 2>&1
 rc=$?
 cat "$BUILD/test-cuda.out"
 cp "$BUILD/test-cuda.out" "$BUILD/tests/unit/test-cuda.log" 2>/dev/null
@@ -124,8 +168,7 @@ elif grep -q "SKIPPED" "$BUILD/test-cuda.out"; then
 else
 	echo "test-cuda: PASS"
 fi
-if (cd "$BUILD" && timeout 60 ./tests/unit/test-nvml) \
-    >"$BUILD/tests/unit/test-nvml.log" 2>&1; then
+if timeout 60 "$TEST_NVML" >"$BUILD/tests/unit/test-nvml.log" 2>&1; then
 	echo "test-nvml: PASS"
 else
 	cat "$BUILD/tests/unit/test-nvml.log"
@@ -133,42 +176,57 @@ else
 fi
 
 step "NVML on this machine, through backend/agent/nvml.c"
-cat > "$BUILD/nvml-show.c" <<'EOF'
-#include <stdio.h>
-#include <jansson.h>
-#include "backend/agent/nvml.h"
-#include "backend/agent/cuda-probe.h"
-int main(void) {
-	struct gpu_sample gs[16];
-	int n = nvml_sample(gs, 16);
-	char *s;
-	json_t *j = gpu_samples_json(gs, n);
-	s = json_dumps(j, JSON_INDENT(1));
-	printf("%d GPU(s)%s%s\n%s\n", n, n ? "" : ": ",
-	    n ? "" : (nvml_absent_reason() ? nvml_absent_reason() : "none"), s);
-	printf("driver %s, CUDA runtime %s, NCCL %s\n", cuda_driver_version(),
-	    cuda_runtime_version(), cuda_nccl_version());
-	return 0;
-}
+"$NVML_SHOW" || flop "bench/nvml-show" nvml-show
+
+step "fmnist-mlp, 10 epochs, by hunter run: one GPU, then one CPU slot"
+cat > "$BUILD/gpu-cluster.yaml" <<EOF
+# One node, this machine, with one GPU and one CPU slot.
+cluster: gpu-check
+nodes:
+  - {name: gpu0, host: local, rack: r1, devices: {cpu: 1, cuda: 1}}
 EOF
-if (cd "$BUILD" && gcc -std=c11 -include config.h -I. -I"$SRC" \
-    $(pkg-config --cflags jansson) -I"$CUDA_HOME/include" nvml-show.c \
-    libhunter.a $(pkg-config --libs jansson) \
-    -L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" -lnccl -lcudart \
-    -lstdc++ -ldl -lm -o nvml-show 2>nvml-show.err); then
-	"$BUILD/nvml-show"
-else
-	echo "(could not build the NVML probe:"; head -5 "$BUILD/nvml-show.err"
-	echo ")"
+cat > "$BUILD/summary.py" <<'EOF'
+# The summary of a hunter run --json output: finished, test_acc >= 0.88.
+import json, sys
+objs = []
+for line in open(sys.argv[1]):
+    try:
+        objs.append(json.loads(line))
+    except ValueError:
+        pass
+s = [o for o in objs if o.get("t") == "summary"]
+if not s or s[-1].get("state") != "finished":
+    print("%s: did not finish" % sys.argv[2])
+    sys.exit(1)
+s = s[-1]
+print("%s: test_acc %.4f, %.0f samples/s, %.1f s" % (sys.argv[2],
+      s["test_acc"], s["samples_per_s"], s["wall_s"]))
+open(sys.argv[1] + ".rate", "w").write("%f" % s["samples_per_s"])
+sys.exit(0 if s["test_acc"] >= 0.88 else 1)
+EOF
+train() {	# device, label
+	sed "s|^  ranks: 1|  ranks: 1\n  device: $1|; s|^model:|data: {path: $DATA}\nmodel:|" \
+	    "$SRC/examples/jobs/fmnist-mlp.yaml" > "$BUILD/job-$1.yaml"
+	rm -rf "$BUILD/state-$1" "$BUILD/train-$1.out.rate"
+	HUNTER_STATE_DIR=$BUILD/state-$1 timeout 240 "$HUNTER" run --json \
+	    --cluster "$BUILD/gpu-cluster.yaml" "$BUILD/job-$1.yaml" \
+	    >"$BUILD/train-$1.out" 2>&1
+	echo "exit $?" >> "$BUILD/train-$1.out"
+	grep -E '"t":"(epoch|summary)"|"kind":"(failed|refused)"|^exit' \
+	    "$BUILD/train-$1.out" | cut -c1-400
+	python3 "$BUILD/summary.py" "$BUILD/train-$1.out" "$2"
+}
+train cuda "GPU" || flop "fmnist-mlp on the GPU" train-gpu
+train cpu "CPU" || flop "fmnist-mlp on a CPU slot" train-cpu
+if [ -f "$BUILD/train-cuda.out.rate" ] && [ -f "$BUILD/train-cpu.out.rate" ]
+then
+	python3 -c "import sys; print('GPU / CPU samples/s: %.2f' % (
+	    float(sys.argv[1]) / float(sys.argv[2])))" \
+	    "$(cat "$BUILD/train-cuda.out.rate")" \
+	    "$(cat "$BUILD/train-cpu.out.rate")"
 fi
 
-step "fmnist-mlp on one GPU"
-echo "not run: the worker has no GPU train loop yet (backend/worker calls"
-echo "kernels/cpu only), so there is no 'hunter run' of a cuda job to time."
-echo "Below: the same step (784-256-256-10, batch 128, SGD) on the GPU"
-echo "kernels, as samples/s."
-
 step "bench/cuda-bench"
-(cd "$BUILD" && timeout 240 ./bench/cuda-bench) || flop "bench/cuda-bench" cuda-bench
+timeout 240 "$CUDA_BENCH" || flop "bench/cuda-bench" cuda-bench
 
 finish 0

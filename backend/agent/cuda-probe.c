@@ -52,6 +52,26 @@ cuda_device_check(char *err, size_t errlen)
 #endif
 }
 
+int
+cuda_use_device(int idx, char *err, size_t errlen)
+{
+#ifdef HAVE_CUDA
+	cudaError_t	e;
+
+	if ((e = cudaSetDevice(idx)) != cudaSuccess) {
+		(void)cudaGetLastError();
+		snprintf(err, errlen, "cudaSetDevice(%d): %s", idx,
+		    cudaGetErrorString(e));
+		return -1;
+	}
+	return 0;
+#else
+	(void)idx;
+	snprintf(err, errlen, "no CUDA device: hunter was built without CUDA");
+	return -1;
+#endif
+}
+
 #ifdef HAVE_CUDA
 /* "M.m" of a CUDA version number (1000 * major + 10 * minor). */
 static void

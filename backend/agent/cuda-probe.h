@@ -19,6 +19,9 @@ bool		 cuda_built(void);
  * built without CUDA".
  */
 int		 cuda_device_check(char *err, size_t errlen);
+/* Make device idx the calling thread's current one: 0, or -1 with the
+ * reason in err. */
+int		 cuda_use_device(int idx, char *err, size_t errlen);
 /* Versions for hello, "none" where not built: the CUDA runtime linked
  * ("13.0"), NCCL ("2.28.9"), and the driver (NVML's "570.86.15", else
  * the CUDA version the driver supports, "12.8"; "none" without one). */

@@ -146,7 +146,12 @@ backend_launch_rank(struct backend *b, struct job_state *j, int r)
 	const struct submit_opts *so = &j->opts;
 	char		 ckdir[PATH_MAX + 64];
 	json_t		*m;
+	int		 local = 0;
 
+	/* Ranks launch in order: the earlier ones' nodes are set, and this
+	 * rank's index among those on its node picks its CUDA device. */
+	for (int i = 0; i < r; i++)
+		local += j->ranks[i].node == (int)(fn - b->fleet.nodes);
 	job_ckdir(b, j, ckdir, sizeof ckdir);
 	m = json_pack("{s:s, s:s, s:s, s:i, s:i, s:i, s:s, s:s, s:s, s:s, "
 	    "s:b, s:i, s:i, s:i, s:i}", "t", MSG_CMD, "cmd", "launch",
@@ -159,6 +164,7 @@ backend_launch_rank(struct backend *b, struct job_state *j, int r)
 	    "timeout_ms", (int)(j->spec.policy.heartbeat_timeout_s * 1000));
 	json_object_set_new(m, "checkpoint_dir", json_string(ckdir));
 	json_object_set_new(m, "run", json_integer(j->run));
+	json_object_set_new(m, "local_rank", json_integer(local));
 	json_object_set_new(m, "slow_ms", json_integer(inject_for(j, r,
 	    so->slow_rank, so->slow_ms)));
 	json_object_set_new(m, "leak_bytes", json_integer(j->generation == 0 &&
@@ -550,6 +556,17 @@ backend_failover(struct backend *b, struct job_state *j, int rank,
 			to = n;
 			break;
 		}
+	}
+	/* A rank that exited by itself before its first step (no CUDA
+	 * device, an unreadable data path) fails the same way again on the
+	 * same node: with no spare to try, the job fails now. */
+	if (to == from && j->ranks[rank].step == 0 &&
+	    j->ranks[rank].exit_signal == 0) {
+		backend_event(b, j->name, "failed", rank, NULL, "rank %d on %s: "
+		    "%s before its first step, and no spare node is free to "
+		    "try; not restarting", rank, b->cluster->nodes[from].name,
+		    why);
+		return;
 	}
 	node_of = xcalloc((size_t)j->world, sizeof *node_of);
 	for (int r = 0; r < j->world; r++)

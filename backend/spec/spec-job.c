@@ -222,6 +222,13 @@ job_check(struct spec_walk *w, const struct ydoc_node *root,
 	long long		 global = j->train.batch.global;
 	long long		 ranks = j->resources.ranks;
 
+	/* The device model (model-gpu.h) has linear and ReLU layers only. */
+	if (j->resources.device == DEVICE_CUDA && j->model.type == MODEL_CNN) {
+		ydoc_get(ydoc_get(root, "resources", NULL), "device", &key);
+		spec_walk_error(w, key, "resources.device: cuda runs mlp "
+		    "models only (the convolutions have no CUDA kernels yet); "
+		    "use device: cpu for a cnn");
+	}
 	if (micro == 0)
 		return;
 	ydoc_get(ydoc_get(ydoc_get(root, "train", NULL), "batch", NULL),

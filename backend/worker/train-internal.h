@@ -14,6 +14,7 @@
 #include "backend/worker/compressor.h"
 #include "backend/worker/data.h"
 #include "backend/worker/model.h"
+#include "backend/worker/model-gpu.h"
 #include "backend/worker/optimizer.h"
 #include "backend/worker/train.h"
 
@@ -26,6 +27,7 @@ struct trainer {
 	const struct job_spec *job;
 	struct dataset	 train, test;
 	struct model	*model;
+	struct model_gpu *gpu;		/* device: cuda; else NULL */
 	struct optimizer *opt;
 	struct loader	*loader;
 	int		 micro, accum;

@@ -4,11 +4,13 @@
  * compressor state, workspace) against resources.memory_per_rank, before
  * anything is allocated.  A size that fits is timed for a few forward
  * and backward passes on a scratch model, so the trial changes
- * neither the job's weights nor its loader position.  The scratch model
- * is made once, for the largest size the budget admits, and serves every
- * trial: its pages are touched once, not once per trial.  Every rank adds its
- * verdict and its time to one allreduce, so a size fails if it fails
- * anywhere and all ranks see the same throughput.
+ * neither the job's weights nor its loader position.  On the host the
+ * scratch model is made once, for the largest size the budget admits, and
+ * serves every trial: its pages are touched once, not once per trial.  A
+ * cuda rank times each size on a device model of that size, and a device
+ * that runs out of memory fails the size as the budget does.  Every rank
+ * adds its verdict and its time to one allreduce, so a size fails if it
+ * fails anywhere and all ranks see the same throughput.
  */
 #include <stdio.h>
 #include <string.h>
@@ -35,8 +37,67 @@ tune_bytes(const struct trainer *t, int size)
 
 struct tune_ctx {
 	struct trainer	*t;
-	struct model	*scratch;	/* NULL when no size fits */
+	struct model	*scratch;	/* host trials; NULL when none fits */
 };
+
+/* One step of a trial: on the host scratch model, or on g, the device. */
+static int
+tune_step(struct tune_ctx *ctx, struct model_gpu *g, int n, char *err,
+    size_t errlen)
+{
+	struct trainer	*t = ctx->t;
+	struct model	*m = ctx->scratch;
+	double		 loss = 0;
+
+	if (g != NULL)
+		return model_gpu_zero_grads(g, err, errlen) != 0 ||
+		    model_gpu_step(g, t->train.x, t->train.y, n, 1.0f / n,
+		    &loss, err, errlen) != 0 ? -1 : 0;
+	memset(m->grads, 0, m->n_params * sizeof(float));
+	model_forward(m, t->train.x, t->train.y, n, NULL);
+	model_backward(m, t->train.x, t->train.y, n, 1.0f / n);
+	return 0;
+}
+
+/*
+ * Time a size that fits the budget: agree[1] gets the seconds, agree[2]
+ * the steps.  On a cuda rank the trial runs on the device, and a device
+ * out of memory makes the size fail (agree[0]) as the budget does.
+ */
+static int
+tune_time(struct tune_ctx *ctx, int n, float *agree, char *err,
+    size_t errlen)
+{
+	struct trainer	*t = ctx->t;
+	struct model_gpu *g = NULL;
+	double		 t0;
+	int		 oom, rc = 0;
+
+	if (t->job->resources.device == DEVICE_CUDA) {
+		if ((g = model_gpu_create(t->model, n, &oom, err,
+		    errlen)) == NULL) {
+			agree[0] = 1;
+			return oom ? 0 : -1;
+		}
+		if (model_gpu_set_params(g, t->model->params, err, errlen) != 0)
+			rc = -1;
+	} else if (ctx->scratch == NULL) {
+		agree[0] = 1;
+		return 0;
+	}
+	t0 = clock_mono();
+	while (rc == 0) {
+		if ((rc = tune_step(ctx, g, n, err, errlen)) != 0)
+			break;
+		agree[2]++;
+		if (agree[2] >= t->job->train.batch.steps_per_trial ||
+		    clock_mono() - t0 >= TUNE_LONG_STEP)
+			break;
+	}
+	agree[1] = (float)(clock_mono() - t0);
+	model_gpu_free(g);
+	return rc;
+}
 
 static int
 tune_probe(void *arg, int size, struct autotune_trial *tr, char *err,
@@ -45,25 +106,13 @@ tune_probe(void *arg, int size, struct autotune_trial *tr, char *err,
 	struct tune_ctx	*ctx = arg;
 	struct trainer	*t = ctx->t;
 	const struct train_hooks *h = t->hooks;
-	struct model	*m = ctx->scratch;
 	float		 agree[3] = { 0, 0, 0 };	/* over, seconds, steps */
-	double		 t0;
 	int		 n = size < t->train.n ? size : t->train.n;
 
 	tr->peak_bytes = tune_bytes(t, size);
-	agree[0] = tr->peak_bytes > t->job->resources.memory_per_rank ||
-	    m == NULL;
-	if (agree[0] == 0) {
-		t0 = clock_mono();
-		do {
-			memset(m->grads, 0, m->n_params * sizeof(float));
-			model_forward(m, t->train.x, t->train.y, n, NULL);
-			model_backward(m, t->train.x, t->train.y, n, 1.0f / n);
-			agree[2]++;
-		} while (agree[2] < t->job->train.batch.steps_per_trial &&
-		    clock_mono() - t0 < TUNE_LONG_STEP);
-		agree[1] = (float)(clock_mono() - t0);
-	}
+	agree[0] = tr->peak_bytes > t->job->resources.memory_per_rank;
+	if (agree[0] == 0 && tune_time(ctx, n, agree, err, errlen) != 0)
+		return -1;
 	if (h->allreduce != NULL && t->cfg->world > 1 &&
 	    h->allreduce(h->ctx, agree, 3, err, errlen) != 0)
 		return -1;
@@ -90,8 +139,10 @@ train_autotune(struct trainer *t, int per_rank, char *err, size_t errlen)
 		return 0;
 	}
 	/* Tracked bytes grow with the size: the largest divisor of per_rank
-	 * within the budget bounds every size a trial will run. */
-	for (int d = per_rank; d >= 1; d--) {
+	 * within the budget bounds every size a trial will run on the host.
+	 * (A cuda rank's trials each make their own device model.) */
+	for (int d = per_rank; d >= 1 &&
+	    t->job->resources.device != DEVICE_CUDA; d--) {
 		if (per_rank % d == 0 &&
 		    tune_bytes(t, d) <= t->job->resources.memory_per_rank) {
 			ctx.scratch = model_create(t->job, 1, t->train.rows,

@@ -246,6 +246,23 @@ train_resume(struct trainer *t, char *err, size_t errlen)
 	return train_share_state(t, err, errlen);
 }
 
+/* A cuda rank computes its micro-batches on the device; the host model
+ * keeps the parameters of record (model-gpu.h). */
+static int
+train_setup_gpu(struct trainer *t, char *err, size_t errlen)
+{
+	char	 why[512];
+	int	 oom;
+
+	if ((t->gpu = model_gpu_create(t->model, t->micro, &oom, why,
+	    sizeof why)) == NULL) {
+		snprintf(err, errlen, "%s%s", oom ? "the device is out of "
+		    "memory: " : "", why);
+		return -1;
+	}
+	return model_gpu_set_params(t->gpu, t->model->params, err, errlen);
+}
+
 /* Load data, build the model and optimizer, resume if asked, and settle
  * the micro-batch (tuning it when the job says auto). */
 static int
@@ -302,6 +319,8 @@ train_setup(struct trainer *t, char *err, size_t errlen)
 	if (t->micro == 0 && train_autotune(t, per_rank, err, errlen) != 0)
 		return -1;
 	t->accum = per_rank / t->micro;
+	if (job->resources.device == DEVICE_CUDA)
+		return train_setup_gpu(t, err, errlen);
 	if (t->micro > t->model->max_batch)
 		model_set_max_batch(t->model, t->micro);
 	return 0;
@@ -456,6 +475,8 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 	int		 adaptive = t->job->train.lr.schedule == SCHEDULE_ADAPTIVE;
 
 	memset(m->grads, 0, (n + MODEL_GRAD_EXTRA) * sizeof(float));
+	if (t->gpu != NULL && model_gpu_zero_grads(t->gpu, err, errlen) != 0)
+		return -1;
 	for (int a = 0; a < t->accum; a++) {
 		const struct batch *b = loader_next(t->loader, wait);
 
@@ -464,9 +485,18 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 			    "step %ld", t->step);
 			return -1;
 		}
+		if (t->gpu != NULL) {
+			if (model_gpu_step(t->gpu, b->x, b->y, b->n, scale,
+			    &local, err, errlen) != 0)
+				return -1;
+			continue;
+		}
 		local += model_forward(m, b->x, b->y, b->n, NULL);
 		model_backward(m, b->x, b->y, b->n, scale);
 	}
+	if (t->gpu != NULL && model_gpu_get_grads(t->gpu, m->grads, err,
+	    errlen) != 0)
+		return -1;
 	if (t->cfg->slow_ms > 0)	/* --inject slow: a slow device */
 		nanosleep(&(struct timespec){ t->cfg->slow_ms / 1000,
 		    (t->cfg->slow_ms % 1000) * 1000000L }, NULL);
@@ -510,6 +540,10 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 	optimizer_step(t->opt, m->params, m->grads, (float)r.lr);
 	t->step++;
 	t->step_in_epoch++;
+	/* After the count: a rescue checkpoint then saves this step. */
+	if (t->gpu != NULL && model_gpu_set_params(t->gpu, m->params, err,
+	    errlen) != 0)
+		return -1;
 	if (h->on_step != NULL) {
 		r.step = t->step;
 		r.epoch = t->epoch;
@@ -639,6 +673,7 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 out:
 	sum->wall_s = clock_mono() - t0;
 	loader_stop(t.loader);
+	model_gpu_free(t.gpu);
 	model_free(t.model);
 	optimizer_free(t.opt);
 	compressor_free(t.comp);

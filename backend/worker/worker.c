@@ -496,7 +496,7 @@ worker_main(int argc, char **argv)
 	json_t			*launch;
 	const char		*yaml;
 	char			 err[1024], ckdir[4096];
-	int			 rc = 1;
+	int			 rc = 1, ndev;
 
 	if (argc != 3 || strcmp(argv[1], "--fd") != 0) {
 		fprintf(stderr, "usage: hunter worker --fd N (started by "
@@ -535,8 +535,12 @@ worker_main(int argc, char **argv)
 		worker_on_event(&w, "failed", err);
 		goto done;
 	}
+	/* A cuda rank takes the device of its index among the job's ranks
+	 * on this node (modulo the devices there). */
 	if (w.job.resources.device == DEVICE_CUDA &&
-	    cuda_device_check(err, sizeof err) < 0) {
+	    ((ndev = cuda_device_check(err, sizeof err)) < 0 ||
+	    cuda_use_device(worker_int(launch, "local_rank", 0) % ndev, err,
+	    sizeof err) != 0)) {
 		worker_on_event(&w, "failed", err);
 		goto done;
 	}

@@ -1,6 +1,6 @@
 /*
- * cuda-internal.cuh: what the .cu files of kernels/cuda share: the cuBLAS
- * check macro, launch sizes, the magnitude key, and an ordered
+ * cuda-internal.cuh: what the .cu files of kernels/cuda share: launch
+ * sizes, the magnitude key, and an ordered
  * compaction in three launches, on which the selection and the codecs
  * are built.
  *
@@ -21,14 +21,6 @@
 #include <cub/block/block_scan.cuh>
 
 #include "kernels/cuda/cuda-kernels.h"
-
-/* A cuBLAS call, checked as CUDA_CHECK checks the runtime's. */
-#define CUBLAS_CHECK(call) do {						\
-	cublasStatus_t cublas_check_s_ = (call);			\
-	if (cublas_check_s_ != CUBLAS_STATUS_SUCCESS)			\
-		return cuda_fail(__FILE__, __LINE__, #call,		\
-		    cublasGetStatusString(cublas_check_s_));		\
-} while (0)
 
 /* After a launch: a bad configuration is an error now. */
 #define CUDA_LAUNCHED()	CUDA_CHECK(cudaGetLastError())

@@ -14,9 +14,76 @@
  * The bias gradient is one thread per column adding the rows in order,
  * the CPU's order, so db is the same bits as linear_backward's.
  */
+#include <dlfcn.h>
+#include <stdio.h>
+
+#include <mutex>
+
 #include "kernels/cuda/cuda-internal.cuh"
 
 using namespace hk;
+
+/*
+ * cuBLAS is loaded on first use, not linked: its libraries (cuBLAS and
+ * cuBLASLt, some 600 MB) would otherwise be mapped into every hunter
+ * process -- the console, the agents, CPU ranks -- when only a cuda rank
+ * multiplies on the GPU.  The entry points are the _v2 names that
+ * cublas_v2.h maps the plain ones to.
+ */
+static struct {
+	void		*lib;
+	char		 why[256];	/* why it is not loaded */
+	cublasStatus_t	(*Create)(cublasHandle_t *);
+	cublasStatus_t	(*Destroy)(cublasHandle_t);
+	cublasStatus_t	(*SetStream)(cublasHandle_t, cudaStream_t);
+	cublasStatus_t	(*SetMathMode)(cublasHandle_t, cublasMath_t);
+	cublasStatus_t	(*Sgemm)(cublasHandle_t, cublasOperation_t,
+			    cublasOperation_t, int, int, int, const float *,
+			    const float *, int, const float *, int,
+			    const float *, float *, int);
+	const char	*(*GetStatusString)(cublasStatus_t);
+} cublas;
+static std::once_flag	cublas_once;
+
+/* Look name up in the library into *fn; false (and why) if it is not there. */
+template <typename F> static bool
+cublas_sym(F *fn, const char *name)
+{
+	*fn = reinterpret_cast<F>(dlsym(cublas.lib, name));
+	if (*fn == nullptr)
+		snprintf(cublas.why, sizeof cublas.why, "%s is not in "
+		    "libcublas.so.%d", name, CUBLAS_VER_MAJOR);
+	return *fn != nullptr;
+}
+
+static void
+cublas_load(void)
+{
+	char	 name[32];
+
+	snprintf(name, sizeof name, "libcublas.so.%d", CUBLAS_VER_MAJOR);
+	if ((cublas.lib = dlopen(name, RTLD_NOW | RTLD_LOCAL)) == nullptr) {
+		snprintf(cublas.why, sizeof cublas.why, "dlopen: %s", dlerror());
+		return;
+	}
+	if (!cublas_sym(&cublas.Create, "cublasCreate_v2") ||
+	    !cublas_sym(&cublas.Destroy, "cublasDestroy_v2") ||
+	    !cublas_sym(&cublas.SetStream, "cublasSetStream_v2") ||
+	    !cublas_sym(&cublas.SetMathMode, "cublasSetMathMode") ||
+	    !cublas_sym(&cublas.Sgemm, "cublasSgemm_v2") ||
+	    !cublas_sym(&cublas.GetStatusString, "cublasGetStatusString")) {
+		dlclose(cublas.lib);
+		cublas.lib = nullptr;
+	}
+}
+
+/* A cuBLAS call, checked as CUDA_CHECK checks the runtime's. */
+#define CUBLAS_CHECK(call) do {						\
+	cublasStatus_t cublas_check_s_ = (call);			\
+	if (cublas_check_s_ != CUBLAS_STATUS_SUCCESS)			\
+		return cuda_fail(__FILE__, __LINE__, #call,		\
+		    cublas.GetStatusString(cublas_check_s_));		\
+} while (0)
 
 static thread_local cublasHandle_t	linear_blas;
 
@@ -24,12 +91,16 @@ static thread_local cublasHandle_t	linear_blas;
 static int
 linear_handle(cublasHandle_t *h, cudaStream_t s)
 {
+	std::call_once(cublas_once, cublas_load);
+	if (cublas.lib == nullptr)
+		return cuda_fail(__FILE__, __LINE__, "loading cublas",
+		    cublas.why);
 	if (linear_blas == nullptr) {
-		CUBLAS_CHECK(cublasCreate(&linear_blas));
-		CUBLAS_CHECK(cublasSetMathMode(linear_blas,
+		CUBLAS_CHECK(cublas.Create(&linear_blas));
+		CUBLAS_CHECK(cublas.SetMathMode(linear_blas,
 		    CUBLAS_DEFAULT_MATH));
 	}
-	CUBLAS_CHECK(cublasSetStream(linear_blas, s));
+	CUBLAS_CHECK(cublas.SetStream(linear_blas, s));
 	*h = linear_blas;
 	return 0;
 }
@@ -38,7 +109,7 @@ void
 cuda_blas_release(void)
 {
 	if (linear_blas != nullptr) {
-		cublasDestroy(linear_blas);
+		cublas.Destroy(linear_blas);
 		linear_blas = nullptr;
 	}
 }
@@ -86,7 +157,7 @@ cuda_linear_forward(float *y, const float *x, const float *w, const float *b,
 		CUDA_LAUNCHED();
 		beta = 1.0f;
 	}
-	CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, out, B, in, &one,
+	CUBLAS_CHECK(cublas.Sgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, out, B, in, &one,
 	    w, in, x, in, &beta, y, out));
 	return 0;
 }
@@ -103,10 +174,10 @@ cuda_linear_backward(float *dx, float *dw, float *db, const float *dy,
 	if (linear_handle(&h, s) != 0)
 		return -1;
 	if (dx != nullptr)
-		CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, in, B,
+		CUBLAS_CHECK(cublas.Sgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, in, B,
 		    out, &one, w, in, dy, out, &zero, dx, in));
 	if (dw != nullptr)
-		CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, in, out,
+		CUBLAS_CHECK(cublas.Sgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, in, out,
 		    B, &one, x, in, dy, out, &one, dw, in));
 	if (db != nullptr) {
 		linear_bias_grad<<<(out + EW_TPB - 1) / EW_TPB, EW_TPB, 0,

@@ -11,6 +11,11 @@
  *   softmax probs (CUDA's expf is within 2 ulp): |gpu - cpu| <=
  *   1e-6 * |cpu| + 1e-37 (8 ulp); the loss sum: |gpu - cpu| <= 1e-6 * (B + |cpu|).
  *
+ * The device model (backend/worker/model-gpu.c), a whole mlp step of
+ * two micro-batches against the host model: the summed loss within
+ * 1e-5 * (1 + |cpu|), each gradient within 1e-3 * |cpu| + 1e-4 * the
+ * largest |cpu| (three layers of the linear tolerance above, compounded).
+ *
  * Without a CUDA device every GPU test calls skip() and the program exits
  * 77, so automake reports SKIP, never PASS.  What does run without one is
  * checked then: the "no CUDA device" message, a kernel call failing with
@@ -39,6 +44,9 @@
 #include "backend/agent/cuda-probe.h"
 #include "backend/comm/comm.h"
 #include "backend/core/rng.h"
+#include "backend/spec/spec.h"
+#include "backend/worker/model-gpu.h"
+#include "backend/worker/model.h"
 #include "kernels/cpu/compress.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cuda/cuda-kernels.h"
@@ -934,6 +942,123 @@ t_nccl_lonely(void **state)
 	assert_true(t >= 1900 && t < 15000);
 }
 
+static struct model *
+tc_model(const char *yaml, int max_batch)
+{
+	struct job_spec		job;
+	struct spec_errors	errs = { 0 };
+
+	assert_int_equal(spec_parse_job("t.yaml", yaml, strlen(yaml), &job,
+	    &errs), 0);
+	return model_create(&job, 1, 28, 28, 10, max_batch, 42);
+}
+
+/* A cnn has no device kernels: refused by name, with or without a GPU,
+ * before any CUDA call, and not as an out-of-memory. */
+static void
+t_model_gpu_refuses(void **state)
+{
+	struct model	*m = tc_model("name: c\nmodel: {type: cnn, channels: "
+	    "[4], hidden: []}\n", 8);
+	char		 err[256] = "";
+	int		 oom = -1;
+
+	assert_null(model_gpu_create(m, 8, &oom, err, sizeof err));
+	print_message("    %s\n", err);
+	assert_non_null(strstr(err, "layer 1 is a convolution"));
+	assert_int_equal(oom, 0);
+	assert_null(model_gpu_create(m, 0, &oom, err, sizeof err));
+	model_free(m);
+}
+
+/* Host gradients h against the device's d, n floats. */
+static void
+tc_grads_close(const float *d, const float *h, size_t n, const char *what)
+{
+	double	 top = 0, worst = 0;
+
+	for (size_t i = 0; i < n; i++)
+		top = fmax(top, fabs(h[i]));
+	assert_true(top > 0);
+	for (size_t i = 0; i < n; i++) {
+		double	e = fabs((double)d[i] - h[i]);
+		double	tol = 1e-3 * fabs(h[i]) + 1e-4 * top;
+
+		if (!(e <= tol))
+			fail_msg("%s: grad[%zu] gpu %.9g cpu %.9g", what, i,
+			    d[i], h[i]);
+		worst = fmax(worst, e / tol);
+	}
+	print_message("    %s: %zu gradients, worst %.2f of the tolerance\n",
+	    what, n, worst);
+}
+
+/* Two micro-batches (64 + 32) on the host model and on the device. */
+static void
+tc_model_step(struct model *m, struct model_gpu *g, const float *x,
+    const uint8_t *y, const char *what)
+{
+	float	*dg = xalloc(m->n_params * sizeof *dg);
+	float	 scale = 1.0f / 96;
+	double	 lh = 0, ld = 0;
+	char	 err[512];
+
+	memset(m->grads, 0, m->n_params * sizeof(float));
+	lh += model_forward(m, x, y, 64, NULL);
+	model_backward(m, x, y, 64, scale);
+	lh += model_forward(m, x + 64 * 784, y + 64, 32, NULL);
+	model_backward(m, x + 64 * 784, y + 64, 32, scale);
+	if (model_gpu_zero_grads(g, err, sizeof err) != 0 ||
+	    model_gpu_step(g, x, y, 64, scale, &ld, err, sizeof err) != 0 ||
+	    model_gpu_step(g, x + 64 * 784, y + 64, 32, scale, &ld, err,
+	    sizeof err) != 0 ||
+	    model_gpu_get_grads(g, dg, err, sizeof err) != 0)
+		fail_msg("%s: %s", what, err);
+	print_message("    %s: loss gpu %.9g cpu %.9g\n", what, ld, lh);
+	assert_true(fabs(ld - lh) <= 1e-5 * (1 + fabs(lh)));
+	tc_grads_close(dg, m->grads, m->n_params, what);
+	free(dg);
+}
+
+static void
+t_model_gpu(void **state)
+{
+	struct model	 *m;
+	struct model_gpu *g;
+	float		 *x = xalloc(96 * 784 * sizeof *x);
+	uint8_t		 *y = xalloc(96);
+	double		  loss = 0;
+	char		  err[512];
+	int		  oom;
+
+	NEED_GPU();
+	rng_seed(&tc_rng, 23, 0);
+	for (size_t i = 0; i < 96 * 784; i++)
+		x[i] = rng_float(&tc_rng);
+	for (int i = 0; i < 96; i++)
+		y[i] = (uint8_t)rng_below(&tc_rng, 10);
+	m = tc_model("name: m\nmodel: {type: mlp, hidden: [128, 64]}\n", 64);
+	if ((g = model_gpu_create(m, 64, &oom, err, sizeof err)) == NULL)
+		fail_msg("model_gpu_create: %s", err);
+	if (model_gpu_set_params(g, m->params, err, sizeof err) != 0)
+		fail_msg("model_gpu_set_params: %s", err);
+	tc_model_step(m, g, x, y, "step 1");
+	/* An update on the host reaches the device with the next upload. */
+	for (size_t i = 0; i < m->n_params; i++)
+		m->params[i] -= 0.5f * m->grads[i];
+	if (model_gpu_set_params(g, m->params, err, sizeof err) != 0)
+		fail_msg("model_gpu_set_params: %s", err);
+	tc_model_step(m, g, x, y, "step 2, new parameters");
+	/* More samples than the device model was made for. */
+	assert_int_equal(model_gpu_step(g, x, y, 65, 1.0f, &loss, err,
+	    sizeof err), -1);
+	assert_non_null(strstr(err, "made for 64"));
+	model_gpu_free(g);
+	model_free(m);
+	free(x);
+	free(y);
+}
+
 int
 main(void)
 {
@@ -953,6 +1078,8 @@ main(void)
 		cmocka_unit_test(t_sparse_wide),
 		cmocka_unit_test(t_nccl_world_1),
 		cmocka_unit_test(t_nccl_lonely),
+		cmocka_unit_test(t_model_gpu_refuses),
+		cmocka_unit_test(t_model_gpu),
 	};
 	int			rc;
 

@@ -285,6 +285,9 @@ t_micro(void **state)
 	assert_int_equal(parse("name: x\ntrain: {batch: {micro: auto, "
 	    "steps_per_trial: 5}}\n"), 0);
 	assert_int_equal(job.train.batch.steps_per_trial, 5);
+	expect_job_error("name: x\nresources: {device: cuda}\n"
+	    "model: {type: cnn}\n", 2, 13, "resources.device: cuda runs mlp "
+	    "models only");
 	expect_job_error("name: x\ntrain: {batch: {steps_per_trial: 0}}\n", 2,
 	    34, "train.batch.steps_per_trial: must be > 0, got 0");
 }
