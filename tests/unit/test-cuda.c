@@ -1025,13 +1025,15 @@ t_model_gpu(void **state)
 {
 	struct model	 *m;
 	struct model_gpu *g;
-	float		 *x = xalloc(96 * 784 * sizeof *x);
-	uint8_t		 *y = xalloc(96);
+	float		 *x;
+	uint8_t		 *y;
 	double		  loss = 0;
 	char		  err[512];
 	int		  oom;
 
 	NEED_GPU();
+	x = xalloc(96 * 784 * sizeof *x);
+	y = xalloc(96);
 	rng_seed(&tc_rng, 23, 0);
 	for (size_t i = 0; i < 96 * 784; i++)
 		x[i] = rng_float(&tc_rng);
