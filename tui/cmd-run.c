@@ -94,6 +94,10 @@ run_on_frame(void *arg, const json_t *m)
 			    (long long)json_integer_value(r), str(m, "reason"));
 		else
 			printf("[%s] %s\n", str(m, "kind"), str(m, "reason"));
+	} else if (proto_is(m, MSG_LOG)) {
+		printf("[log] rank %lld on %s: %s\n",
+		    (long long)json_integer_value(json_object_get(m, "rank")),
+		    str(m, "node"), str(m, "line"));
 	}
 	fflush(stdout);
 }

@@ -261,8 +261,9 @@ agent_running_workers(const struct agent *a)
 static void
 agent_loop(struct agent *a)
 {
-	struct pollfd	 pfd[2 + 64 + AGENT_MAX_WORKERS];
-	int		 widx[AGENT_MAX_WORKERS], npeer, nw, n;
+	struct pollfd	 pfd[2 + 64 + 2 * AGENT_MAX_WORKERS];
+	int		 widx[AGENT_MAX_WORKERS], oidx[AGENT_MAX_WORKERS];
+	int		 npeer, nw, no, n;
 	double		 next_tick = clock_mono();
 	char		 c;
 
@@ -297,6 +298,13 @@ agent_loop(struct agent *a)
 			widx[nw++] = i;
 			pfd[n++] = (struct pollfd){ .fd = a->workers[i].fd, .events = POLLIN };
 		}
+		no = 0;
+		for (int i = 0; i < a->nworkers; i++) {
+			if (a->workers[i].out < 0)
+				continue;
+			oidx[no++] = i;
+			pfd[n++] = (struct pollfd){ .fd = a->workers[i].out, .events = POLLIN };
+		}
 		if (poll(pfd, (nfds_t)n, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -307,6 +315,10 @@ agent_loop(struct agent *a)
 		for (int i = 0; i < nw; i++) {
 			if (pfd[2 + npeer + i].revents != 0)
 				agent_worker_input(a, &a->workers[widx[i]]);
+		}
+		for (int i = 0; i < no; i++) {
+			if (pfd[2 + npeer + nw + i].revents != 0)
+				ranklog_input(a, &a->workers[oidx[i]]);
 		}
 		if (pfd[1].revents & POLLIN) {
 			while (read(agent_sigpipe[0], &c, 1) == 1) {

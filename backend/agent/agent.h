@@ -22,6 +22,9 @@
 #define AGENT_HISTORY_MAX	4096	/* frames kept for re-attach */
 #define AGENT_RING_SECONDS	600	/* 10 minutes of node metrics at 1 Hz */
 
+/* Bytes of a worker's output line sent as one log frame (ranklog.c). */
+#define RANKLOG_LINE	512
+
 struct agent_worker {
 	pid_t		 pid;
 	int		 fd;		/* -1 once closed */
@@ -31,6 +34,14 @@ struct agent_worker {
 	json_int_t	 run;		/* the backend's id of this launch */
 	bool		 exited;
 	json_t		*last_metrics;
+	/* Its stdout and stderr (ranklog.c). */
+	int		 out;		/* the pipe; -1 once closed */
+	int		 logfd;		/* DIR/JOB.rankR.log; -1 if none */
+	char		 line[RANKLOG_LINE + 1];
+	size_t		 linelen;
+	double		 rate_t0;	/* this second's start */
+	int		 rate_n;	/* lines in it */
+	long		 held;		/* lines kept from the wire */
 };
 
 struct agent_peer {
@@ -65,6 +76,14 @@ void	agent_worker_input(struct agent *, struct agent_worker *);
 void	agent_signal_workers(struct agent *, const char *job, int rank, int sig);
 void	agent_forward_to_workers(struct agent *, const json_t *msg);
 json_t	*agent_workers_json(const struct agent *);
+
+/* A worker's output (ranklog.c): out is the pipe's read end, path the
+ * rank's log file. */
+void	ranklog_open(struct agent_worker *, int out, const char *path);
+void	ranklog_input(struct agent *, struct agent_worker *);
+void	ranklog_close(struct agent *, struct agent_worker *);
+/* Make s[0..n) printable UTF-8 in place: controls and bad bytes -> '?'. */
+void	ranklog_clean(char *s, size_t n);
 
 /* The daemon (agent.c). */
 void	agent_to_backend(struct agent *, json_t *msg);

@@ -1,9 +1,10 @@
 /*
  * supervisor.c: the agent's workers.  Each is `hunter worker --fd 3`,
  * forked into its own process group with one end of a socketpair as fd
- * 3 and stdout/stderr on DIR/JOB.rankR.log; its first frame is the
- * launch command itself.  Exits are reaped and reported with their
- * status or signal.
+ * 3 and stdout/stderr on a pipe that ranklog.c copies to
+ * DIR/JOB.rankR.log and to the backend; its first frame is the launch
+ * command itself.  Exits are reaped and reported with their status or
+ * signal, after the worker's last frames and lines.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,7 +26,7 @@ agent_worker_slot(struct agent *a)
 	for (int i = 0; i < a->nworkers; i++) {
 		struct agent_worker *w = &a->workers[i];
 
-		if (w->exited && w->fd < 0) {
+		if (w->exited && w->fd < 0 && w->out < 0) {
 			json_decref(w->last_metrics);
 			proto_reader_free(&w->rd);
 			return w;
@@ -43,7 +44,7 @@ agent_spawn(struct agent *a, const json_t *launch, char *err, size_t errlen)
 	json_t		*rank = json_object_get(launch, "rank");
 	struct agent_worker *w;
 	char		 log[PATH_MAX];
-	int		 sv[2], fd;
+	int		 sv[2], po[2];
 	pid_t		 pid;
 
 	if (job == NULL || !json_is_integer(rank)) {
@@ -56,10 +57,16 @@ agent_spawn(struct agent *a, const json_t *launch, char *err, size_t errlen)
 		return -1;
 	}
 	memset(w, 0, sizeof *w);
-	w->fd = -1;
+	w->fd = w->out = w->logfd = -1;
 	w->exited = true;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
 		snprintf(err, errlen, "socketpair: %s", strerror(errno));
+		return -1;
+	}
+	if (pipe2(po, O_CLOEXEC) != 0) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		close(sv[0]);
+		close(sv[1]);
 		return -1;
 	}
 	snprintf(log, sizeof log, "%s/%s.rank%d.log", a->dir, job,
@@ -68,23 +75,25 @@ agent_spawn(struct agent *a, const json_t *launch, char *err, size_t errlen)
 		snprintf(err, errlen, "fork: %s", strerror(errno));
 		close(sv[0]);
 		close(sv[1]);
+		close(po[0]);
+		close(po[1]);
 		return -1;
 	}
 	if (pid == 0) {
 		setpgid(0, 0);
 		signal(SIGPIPE, SIG_DFL);
 		signal(SIGHUP, SIG_DFL);
-		if ((fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600)) >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		dup2(sv[1], 3);		/* dup2 clears FD_CLOEXEC on 3 */
+		dup2(po[1], 1);		/* dup2 clears FD_CLOEXEC on 1, 2, 3 */
+		dup2(po[1], 2);
+		dup2(sv[1], 3);
 		execl(a->exe, a->exe, "worker", "--fd", "3", (char *)NULL);
 		fprintf(stderr, "exec %s: %s\n", a->exe, strerror(errno));
 		_exit(127);
 	}
 	setpgid(pid, pid);
 	close(sv[1]);
+	close(po[1]);
+	ranklog_open(w, po[0], log);
 	w->pid = pid;
 	w->fd = sv[0];
 	w->exited = false;
@@ -184,11 +193,15 @@ agent_reap(struct agent *a)
 
 			if (w->pid != pid || w->exited)
 				continue;
-			/* Drain what it wrote before it died. */
+			/* Drain what it wrote and printed before it died
+			 * (a child it left may keep the pipe open: what
+			 * comes later still arrives, before EOF). */
 			if (w->fd >= 0) {
 				net_set_nonblock(w->fd, 1);
 				agent_worker_input(a, w);
 			}
+			if (w->out >= 0)
+				ranklog_input(a, w);
 			agent_worker_close(w);
 			w->exited = true;
 			agent_report_exit(a, w, status);

@@ -2,7 +2,8 @@
 # Scheduler check 2: rank 1 of fmnist-mlp on 4 ranks crashes at step 1234.
 # The backend fails over to the spare node with no operator action, the job
 # finishes at >= 0.88, at most one checkpoint interval (500 steps) is lost,
-# and the journal gives the reason.
+# and the journal gives the reason.  The rank's last words (its stderr)
+# reach the stream as a log frame, and stay in its log file on the node.
 . "$SRCDIR/tests/integration/lib.sh"
 [ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] ||
 	fail "dataset-fashion-mnist is not installed"
@@ -29,5 +30,13 @@ step = int(re.search(r"at step (\d+)", res[0]["reason"]).group(1))
 print("steps lost: %d (crash at 1234, checkpoint every 500)" % (1234 - step))
 assert 0 <= 1234 - step <= 500
 assert summary["state"] == "finished" and summary["test_acc"] >= 0.88
+logs = [o for o in objs if o["t"] == "log" and o["rank"] == 1
+        and o.get("generation", 0) == 0]
+print("rank 1 said: %s" % [o["line"] for o in logs])
+assert any(o["line"] == "injected crash at step 1234" for o in logs), logs
 PYEOF
+f=$(find "$HUNTER_STATE_DIR" -name 'fmnist-mlp-dp.rank1.log' | head -n 1)
+grep -q "injected crash at step 1234" "$f" ||
+	fail "the crash is not in rank 1's log file ($f)"
+
 pass "crash failed over to the spare and the job finished"
