@@ -125,6 +125,12 @@ model_gpu_create(const struct model *m, int max_batch, int *oom, char *err,
 	}
 	if (gpu_supported(m, err, errlen) != 0)
 		return NULL;
+	/* The cuBLAS handle first: it stays for the thread's later models,
+	 * and its workspace is memory an autotune trial must fit beside. */
+	if (cuda_blas_init(oom) != 0) {
+		snprintf(err, errlen, "%s", cuda_last_error());
+		return NULL;
+	}
 	g = xcalloc(1, sizeof *g);
 	g->m = m;
 	g->max_batch = max_batch;
@@ -171,11 +177,11 @@ model_gpu_free(struct model_gpu *g)
 	cudaFree(g->y);
 	cudaFree(g->probs);
 	cudaFree(g->loss);
-	if (g->stream != NULL)
+	if (g->stream != NULL) {
+		cuda_blas_detach(g->stream);
 		cudaStreamDestroy(g->stream);
+	}
 	(void)cudaGetLastError();
-	/* The handle is remade on the next use, on whichever device. */
-	cuda_blas_release();
 	free(g->out);
 	free(g->dout);
 	free(g);

@@ -26,7 +26,8 @@ struct model_gpu;
 /*
  * Make the current device (cudaSetDevice first) hold m's parameters,
  * gradients and activations for max_batch samples.  NULL with err when
- * it cannot; *oom is then 1 if the device ran out of memory.
+ * it cannot; *oom is then 1 if the device ran out of memory.  The
+ * thread's cuBLAS handle is made here too, and kept for its later models.
  */
 struct model_gpu *model_gpu_create(const struct model *m, int max_batch,
 	    int *oom, char *err, size_t errlen);

@@ -79,7 +79,10 @@ tune_time(struct tune_ctx *ctx, int n, float *agree, char *err,
 			agree[0] = 1;
 			return oom ? 0 : -1;
 		}
-		if (model_gpu_set_params(g, t->model->params, err, errlen) != 0)
+		/* One step untimed: the first launch of each kernel costs
+		 * more than the size does. */
+		if (model_gpu_set_params(g, t->model->params, err, errlen) != 0 ||
+		    tune_step(ctx, g, n, err, errlen) != 0)
 			rc = -1;
 	} else if (ctx->scratch == NULL) {
 		agree[0] = 1;

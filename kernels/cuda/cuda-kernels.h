@@ -68,6 +68,13 @@ int	cuda_linear_forward(float *y, const float *x, const float *w,
 int	cuda_linear_backward(float *dx, float *dw, float *db, const float *dy,
 	    const float *x, const float *w, int B, int in, int out,
 	    cudaStream_t);
+/* Make this thread's cuBLAS handle now, on the current device, rather
+ * than at the first GEMM (loading cuBLAS on first use): 0, or -1 with
+ * *oom = 1 when the device had no memory for it. */
+int	cuda_blas_init(int *oom);
+/* A stream is going away: if this thread's handle is on s, put it back
+ * on the default stream. */
+void	cuda_blas_detach(cudaStream_t s);
 /* Destroy this thread's cuBLAS handle (before a thread ends). */
 void	cuda_blas_release(void);
 

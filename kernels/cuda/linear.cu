@@ -86,23 +86,59 @@ cublas_load(void)
 } while (0)
 
 static thread_local cublasHandle_t	linear_blas;
+static thread_local cudaStream_t	linear_stream;
+
+/* Make this thread's handle if there is none; a failed allocation in
+ * cuBLAS sets *oom. */
+static int
+linear_create(int *oom)
+{
+	cublasStatus_t	st;
+
+	std::call_once(cublas_once, cublas_load);
+	if (cublas.lib == nullptr)
+		return cuda_fail(__FILE__, __LINE__, "loading cublas",
+		    cublas.why);
+	if (linear_blas != nullptr)
+		return 0;
+	if ((st = cublas.Create(&linear_blas)) != CUBLAS_STATUS_SUCCESS) {
+		linear_blas = nullptr;
+		*oom = st == CUBLAS_STATUS_ALLOC_FAILED;
+		return cuda_fail(__FILE__, __LINE__, "cublas.Create",
+		    cublas.GetStatusString(st));
+	}
+	linear_stream = nullptr;
+	CUBLAS_CHECK(cublas.SetMathMode(linear_blas, CUBLAS_DEFAULT_MATH));
+	return 0;
+}
 
 /* This thread's handle, made on first use, on stream s. */
 static int
 linear_handle(cublasHandle_t *h, cudaStream_t s)
 {
-	std::call_once(cublas_once, cublas_load);
-	if (cublas.lib == nullptr)
-		return cuda_fail(__FILE__, __LINE__, "loading cublas",
-		    cublas.why);
-	if (linear_blas == nullptr) {
-		CUBLAS_CHECK(cublas.Create(&linear_blas));
-		CUBLAS_CHECK(cublas.SetMathMode(linear_blas,
-		    CUBLAS_DEFAULT_MATH));
-	}
+	int	 oom = 0;
+
+	if (linear_create(&oom) != 0)
+		return -1;
 	CUBLAS_CHECK(cublas.SetStream(linear_blas, s));
+	linear_stream = s;
 	*h = linear_blas;
 	return 0;
+}
+
+int
+cuda_blas_init(int *oom)
+{
+	*oom = 0;
+	return linear_create(oom);
+}
+
+void
+cuda_blas_detach(cudaStream_t s)
+{
+	if (linear_blas != nullptr && linear_stream == s && s != nullptr &&
+	    cublas.SetStream(linear_blas, nullptr) == CUBLAS_STATUS_SUCCESS)
+		linear_stream = nullptr;
 }
 
 void

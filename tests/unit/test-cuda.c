@@ -12,7 +12,8 @@
  *   1e-6 * |cpu| + 1e-37 (8 ulp); the loss sum: |gpu - cpu| <= 1e-6 * (B + |cpu|).
  *
  * The device model (backend/worker/model-gpu.c), a whole mlp step of
- * two micro-batches against the host model: the summed loss within
+ * two micro-batches, or of all their samples at once, against the host
+ * model's two: the summed loss within
  * 1e-5 * (1 + |cpu|), each gradient within 1e-3 * |cpu| + 1e-4 * the
  * largest |cpu| (three layers of the linear tolerance above, compounded).
  *
@@ -993,10 +994,11 @@ tc_grads_close(const float *d, const float *h, size_t n, const char *what)
 	    what, n, worst);
 }
 
-/* Two micro-batches (64 + 32) on the host model and on the device. */
+/* Two micro-batches (64 + 32) on the host model; on the device the same
+ * two, or (whole) all 96 samples in one. */
 static void
 tc_model_step(struct model *m, struct model_gpu *g, const float *x,
-    const uint8_t *y, const char *what)
+    const uint8_t *y, int whole, const char *what)
 {
 	float	*dg = xalloc(m->n_params * sizeof *dg);
 	float	 scale = 1.0f / 96;
@@ -1008,11 +1010,16 @@ tc_model_step(struct model *m, struct model_gpu *g, const float *x,
 	model_backward(m, x, y, 64, scale);
 	lh += model_forward(m, x + 64 * 784, y + 64, 32, NULL);
 	model_backward(m, x + 64 * 784, y + 64, 32, scale);
-	if (model_gpu_zero_grads(g, err, sizeof err) != 0 ||
-	    model_gpu_step(g, x, y, 64, scale, &ld, err, sizeof err) != 0 ||
-	    model_gpu_step(g, x + 64 * 784, y + 64, 32, scale, &ld, err,
-	    sizeof err) != 0 ||
-	    model_gpu_get_grads(g, dg, err, sizeof err) != 0)
+	if (model_gpu_zero_grads(g, err, sizeof err) != 0)
+		fail_msg("%s: %s", what, err);
+	if (whole && model_gpu_step(g, x, y, 96, scale, &ld, err,
+	    sizeof err) != 0)
+		fail_msg("%s: %s", what, err);
+	if (!whole && (model_gpu_step(g, x, y, 64, scale, &ld, err,
+	    sizeof err) != 0 || model_gpu_step(g, x + 64 * 784, y + 64, 32,
+	    scale, &ld, err, sizeof err) != 0))
+		fail_msg("%s: %s", what, err);
+	if (model_gpu_get_grads(g, dg, err, sizeof err) != 0)
 		fail_msg("%s: %s", what, err);
 	print_message("    %s: loss gpu %.9g cpu %.9g\n", what, ld, lh);
 	assert_true(fabs(ld - lh) <= 1e-5 * (1 + fabs(lh)));
@@ -1039,22 +1046,25 @@ t_model_gpu(void **state)
 		x[i] = rng_float(&tc_rng);
 	for (int i = 0; i < 96; i++)
 		y[i] = (uint8_t)rng_below(&tc_rng, 10);
+	/* The device model is made for more samples than the host's, so a
+	 * buffer sized by the host model's batch would show. */
 	m = tc_model("name: m\nmodel: {type: mlp, hidden: [128, 64]}\n", 64);
-	if ((g = model_gpu_create(m, 64, &oom, err, sizeof err)) == NULL)
+	if ((g = model_gpu_create(m, 96, &oom, err, sizeof err)) == NULL)
 		fail_msg("model_gpu_create: %s", err);
 	if (model_gpu_set_params(g, m->params, err, sizeof err) != 0)
 		fail_msg("model_gpu_set_params: %s", err);
-	tc_model_step(m, g, x, y, "step 1");
+	tc_model_step(m, g, x, y, 0, "step 1, 64 + 32");
+	tc_model_step(m, g, x, y, 1, "step 1, 96 at once");
 	/* An update on the host reaches the device with the next upload. */
 	for (size_t i = 0; i < m->n_params; i++)
 		m->params[i] -= 0.5f * m->grads[i];
 	if (model_gpu_set_params(g, m->params, err, sizeof err) != 0)
 		fail_msg("model_gpu_set_params: %s", err);
-	tc_model_step(m, g, x, y, "step 2, new parameters");
+	tc_model_step(m, g, x, y, 0, "step 2, new parameters");
 	/* More samples than the device model was made for. */
-	assert_int_equal(model_gpu_step(g, x, y, 65, 1.0f, &loss, err,
+	assert_int_equal(model_gpu_step(g, x, y, 97, 1.0f, &loss, err,
 	    sizeof err), -1);
-	assert_non_null(strstr(err, "made for 64"));
+	assert_non_null(strstr(err, "made for 96"));
 	model_gpu_free(g);
 	model_free(m);
 	free(x);
