@@ -62,6 +62,12 @@ void	backend_job_done(struct backend *, struct job_state *);
 void	backend_schedule(struct backend *);
 void	backend_launch_job(struct backend *, struct job_state *);
 int	backend_command(struct backend *, const json_t *cmd);
+/* Send a sequenced command to every node that hosts one of j's ranks. */
+void	backend_send_cmd(struct backend *, struct job_state *, enum job_cmd);
+/* "local0, local0, local2, local2" for events (a static buffer). */
+const char *placement_text(struct backend *, const struct job_state *);
+
+/* backend-reform.c */
 /* Re-form j with node_of as its placement: stop every rank at one step,
  * then relaunch them all as the next generation from the newest
  * checkpoint.  -1 if one is already under way or the job is over. */
@@ -71,6 +77,9 @@ int	backend_restart(struct backend *, struct job_state *, const int *node_of,
 void	backend_failover(struct backend *, struct job_state *, int rank,
 	    const char *why);
 void	backend_choose_failover(struct backend *, struct job_state *);
+/* The operator's migrate command: {rank, node}.  0, or -1 refused (with
+ * an event saying why). */
+int	backend_migrate(struct backend *, struct job_state *, const json_t *cmd);
 
 /* backend/sched/detect.c: once a second. */
 void	detect_tick(struct backend *, double now);

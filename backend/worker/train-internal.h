@@ -1,7 +1,7 @@
 /*
  * train-internal.h: the train loop's state, shared by its files
- * (train.c: setup, step, checkpoints; train-tune.c: the micro-batch
- * search).  Not for other modules.
+ * (train.c: setup and the step; train-ckpt.c: checkpoints and resume;
+ * train-tune.c: the micro-batch search).  Not for other modules.
  */
 #ifndef HUNTER_TRAIN_INTERNAL_H
 #define HUNTER_TRAIN_INTERNAL_H
@@ -52,6 +52,17 @@ struct trainer {
 
 void	train_event(struct trainer *, const char *kind, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
+/* Checkpoints (train-ckpt.c).  Write one of this step (rank 0 writes;
+ * with collective every rank takes part, as the compressor state is
+ * gathered).  0, or -1 with err. */
+int	train_checkpoint(struct trainer *, char *err, size_t errlen,
+	    int collective);
+/* Rank 0 resumes from the newest valid checkpoint if asked; then every
+ * rank gets rank 0's state. */
+int	train_resume(struct trainer *, char *err, size_t errlen);
+/* A step failed (a peer died): rank 0 saves the state after t->step. */
+void	train_rescue(struct trainer *);
+
 /* Settle t->micro for per_rank samples a step: the resumed size, or the
  * search of autotune.h, every rank agreeing on each trial. */
 int	train_autotune(struct trainer *, int per_rank, char *err,

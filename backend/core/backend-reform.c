@@ -1,0 +1,157 @@
+/*
+ * backend-reform.c: re-forming a job.  Failover (a rank died: move it to
+ * a free spare, or give up when it cannot help), migration (the operator
+ * or the straggler detector moves a rank) and restarts (the leak
+ * detector) all stop every rank at one agreed step and relaunch the whole
+ * group as the next generation from the newest checkpoint
+ * (backend_relaunch in backend-jobs.c, once every rank has exited).  Each
+ * decision goes to the journal with its reason.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/core/backend-internal.h"
+#include "backend/core/clock.h"
+#include "backend/core/xmalloc.h"
+#include "backend/proto/proto.h"
+
+/* Slots of node n a job may take: spares count, for migration and
+ * failover. */
+static int
+node_free(struct backend *b, const struct job_state *j, int n)
+{
+	const struct node_spec *ns = &b->cluster->nodes[n];
+	int	 slots = j->spec.resources.device == DEVICE_CUDA ?
+	    ns->cuda_slots : ns->cpu_slots;
+
+	return slots - b->used[n];
+}
+
+int
+backend_restart(struct backend *b, struct job_state *j, const int *node_of,
+    const char *kind, const char *fmt, ...)
+{
+	va_list	 ap;
+	json_t	*rec;
+
+	if (j->done || j->restart.pending)
+		return -1;
+	j->restart.pending = true;
+	j->restart.since = clock_mono();
+	j->restart.node_of = xcalloc((size_t)j->world, sizeof(int));
+	memcpy(j->restart.node_of, node_of, sizeof(int) * (size_t)j->world);
+	snprintf(j->restart.kind, sizeof j->restart.kind, "%s", kind);
+	va_start(ap, fmt);
+	vsnprintf(j->restart.reason, sizeof j->restart.reason, fmt, ap);
+	va_end(ap);
+	rec = json_pack("{s:s, s:s, s:s, s:s, s:i}", "t", "decision", "job",
+	    j->name, "kind", kind, "reason", j->restart.reason,
+	    "generation", j->generation);
+	journal_append(b->journal, rec);
+	json_decref(rec);
+	backend_send_cmd(b, j, JOB_CMD_STOP);
+	return 0;
+}
+
+/* Of the failed ranks, the one to move: one killed by a signal if there
+ * is one (the others died of its death), else the first. */
+void
+backend_choose_failover(struct backend *b, struct job_state *j)
+{
+	int	 victim = -1;
+
+	if (j->restart.pending)
+		return;
+	for (int r = 0; r < j->world; r++) {
+		if (j->ranks[r].status != RANK_FAILED)
+			continue;
+		if (victim < 0 || (j->ranks[r].exit_signal != 0 &&
+		    j->ranks[victim].exit_signal == 0))
+			victim = r;
+	}
+	if (victim < 0)
+		return;
+	j->fail_since = 0;
+	backend_failover(b, j, victim, j->ranks[victim].exit_reason);
+}
+
+/* A rank died (not as part of a re-formation): move it to a free spare
+ * if there is one, and re-form from the newest checkpoint. */
+void
+backend_failover(struct backend *b, struct job_state *j, int rank,
+    const char *why)
+{
+	int	*node_of, from = j->ranks[rank].node, to = from;
+
+	if (j->restarts >= BACKEND_MAX_RESTARTS) {
+		backend_event(b, j->name, "failed", rank, NULL, "rank %d: %s; "
+		    "%d re-formations already, giving up", rank, why, j->restarts);
+		return;
+	}
+	for (int n = 0; n < b->fleet.n; n++) {
+		if (b->cluster->nodes[n].spare && node_free(b, j, n) > 0 &&
+		    b->fleet.nodes[n].fd >= 0) {
+			to = n;
+			break;
+		}
+	}
+	/* A rank that exited by itself before its first step (no CUDA
+	 * device, an unreadable data path) fails the same way again on the
+	 * same node: with no spare to try, the job fails now. */
+	if (to == from && j->ranks[rank].step == 0 &&
+	    j->ranks[rank].exit_signal == 0) {
+		backend_event(b, j->name, "failed", rank, NULL, "rank %d on %s: "
+		    "%s before its first step, and no spare node is free to "
+		    "try; not restarting", rank, b->cluster->nodes[from].name,
+		    why);
+		return;
+	}
+	node_of = xcalloc((size_t)j->world, sizeof *node_of);
+	for (int r = 0; r < j->world; r++)
+		node_of[r] = j->ranks[r].node;
+	node_of[rank] = to;
+	backend_restart(b, j, node_of, "failover", "rank %d on %s: %s; rank %d "
+	    "moves to %s", rank, b->cluster->nodes[from].name, why, rank,
+	    b->cluster->nodes[to].name);
+	free(node_of);
+}
+
+int
+backend_migrate(struct backend *b, struct job_state *j, const json_t *cmd)
+{
+	json_t		*rj = json_object_get(cmd, "rank");
+	const char	*node = json_string_value(json_object_get(cmd, "node"));
+	struct fleet_node *fn = node != NULL ? fleet_find(&b->fleet, node) : NULL;
+	int		 r = json_is_integer(rj) ? (int)json_integer_value(rj) : -1;
+	int		*node_of, to;
+
+	if (r < 0 || r >= j->world || fn == NULL) {
+		backend_event(b, j->name, "refused", r, node, "migrate needs a "
+		    "rank of %s (0..%d) and a node of the cluster", j->name,
+		    j->world - 1);
+		return -1;
+	}
+	to = (int)(fn - b->fleet.nodes);
+	if (to == j->ranks[r].node || node_free(b, j, to) <= 0) {
+		backend_event(b, j->name, "refused", r, node, "rank %d cannot "
+		    "move to %s: %s", r, node, to == j->ranks[r].node ?
+		    "it is there already" : "no free slot");
+		return -1;
+	}
+	node_of = xcalloc((size_t)j->world, sizeof *node_of);
+	for (int i = 0; i < j->world; i++)
+		node_of[i] = j->ranks[i].node;
+	node_of[r] = to;
+	if (backend_restart(b, j, node_of, "migrated", "rank %d: %s -> %s (%s)",
+	    r, b->cluster->nodes[j->ranks[r].node].name, node,
+	    json_string_value(json_object_get(cmd, "reason")) ?: "operator") != 0) {
+		backend_event(b, j->name, "refused", r, node, "a re-formation "
+		    "is already under way");
+		free(node_of);
+		return -1;
+	}
+	free(node_of);
+	return 0;
+}

@@ -1,0 +1,234 @@
+/*
+ * train-ckpt.c: the train loop's checkpoints (see train-internal.h).
+ * Rank 0 writes; with compression every rank's compressor state is
+ * gathered first, since the residuals differ per rank and a bit-identical
+ * resume needs them all.  On a resume rank 0 reads the newest valid
+ * checkpoint and every rank then takes rank 0's weights, optimizer state,
+ * position and micro-batch, and its own compressor state.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/core/xmalloc.h"
+#include "backend/worker/train-internal.h"
+
+/* Each rank's compressor state, gathered to every rank: the residuals
+ * differ per rank and a bit-identical resume needs them all.  NULL with
+ * no compression. */
+static uint8_t *
+train_gather_compressor(struct trainer *t, size_t *each, char *err,
+    size_t errlen)
+{
+	int	 world = t->cfg->world;
+	size_t	*lens, sb;
+	uint8_t	*mine, *all;
+
+	if (t->comp == NULL)
+		return NULL;
+	sb = compressor_state_bytes(t->comp);
+	mine = xmalloc(sb);
+	all = xmalloc(sb * (size_t)world);
+	lens = xcalloc((size_t)world, sizeof *lens);
+	for (int r = 0; r < world; r++)
+		lens[r] = sb;
+	compressor_state_save(t->comp, mine);
+	if (t->hooks->allgatherv(t->hooks->ctx, mine, all, lens, err,
+	    errlen) != 0) {
+		free(all);
+		all = NULL;
+	}
+	free(mine);
+	free(lens);
+	*each = sb;
+	return all;
+}
+
+/*
+ * Write a checkpoint of this step (rank 0 writes; every rank takes part
+ * when `collective`, since the compressor state is gathered).  Every rank
+ * reaches the same decision, so the gather never waits for a rank that
+ * skips it.
+ */
+int
+train_checkpoint(struct trainer *t, char *err, size_t errlen, int collective)
+{
+	/* The loader position after the last step of an epoch is the
+	 * start of the next one. */
+	int		 rollover = t->step_in_epoch == t->steps_per_epoch;
+	struct ckpt_meta cm = {
+		.step = t->step, .epoch = t->epoch + rollover,
+		.step_in_epoch = rollover ? 0 : t->step_in_epoch,
+		.seed = t->job->train.seed,
+		.world = t->cfg->world, .micro = t->micro, .accum = t->accum,
+	};
+	struct ckpt_blob *blobs = NULL;
+	uint8_t		*states = NULL;
+	size_t		 each = 0;
+	int		 rc = 0;
+	char		 path[4096];
+
+	if (t->cfg->checkpoint_dir == NULL || *t->cfg->checkpoint_dir == '\0' ||
+	    t->last_ckpt == t->step)
+		return 0;
+	t->last_ckpt = t->step;
+	if (collective && t->comp != NULL &&
+	    (states = train_gather_compressor(t, &each, err, errlen)) == NULL)
+		return -1;
+	if (t->cfg->rank != 0) {
+		free(states);
+		return 0;
+	}
+	if (states != NULL) {
+		blobs = xcalloc((size_t)t->cfg->world, sizeof *blobs);
+		for (int r = 0; r < t->cfg->world; r++) {
+			snprintf(blobs[r].name, sizeof blobs[r].name,
+			    "compressor.rank%d", r);
+			blobs[r].data = states + (size_t)r * each;
+			blobs[r].len = each;
+		}
+		cm.blobs = blobs;
+		cm.nblobs = t->cfg->world;
+	}
+	snprintf(cm.job, sizeof cm.job, "%s", t->job->name);
+	if (checkpoint_write(t->cfg->checkpoint_dir, t->job->checkpoint.keep,
+	    t->model, t->opt, &cm, path, sizeof path, err, errlen) != 0)
+		rc = -1;
+	else {
+		snprintf(t->last_path, sizeof t->last_path, "%s", path);
+		train_event(t, "checkpoint", "step %ld: %s", t->step, t->last_path);
+	}
+	free(blobs);
+	free(states);
+	return rc;
+}
+
+static void
+train_skipped(void *ctx, const char *path, const char *why)
+{
+	train_event(ctx, "checkpoint", "skipping corrupt checkpoint %s", why);
+	(void)path;
+}
+
+/* Give every rank its own compressor state from the checkpoint rank 0
+ * resumed from, when it was written by a group of the same size. */
+static int
+train_share_compressor(struct trainer *t, char *err, size_t errlen)
+{
+	const struct train_hooks *h = t->hooks;
+	const struct ckpt_meta *cm = &t->resumed;
+	int		 world = t->cfg->world;
+	size_t		 sb = compressor_state_bytes(t->comp);
+	int64_t		 have = cm->nblobs == world;
+	uint8_t		*all;
+	int		 rc = 0;
+
+	for (int r = 0; have && r < world; r++)
+		have = cm->blobs[r].len == sb;
+	if (h->broadcast(h->ctx, &have, sizeof have, err, errlen) != 0)
+		return -1;
+	if (!have) {
+		if (cm->nblobs > 0)
+			train_event(t, "restarted", "compressor state saved for "
+			    "%d ranks, not %d: residuals start from zero",
+			    cm->nblobs, world);
+		return 0;
+	}
+	all = xmalloc(sb * (size_t)world);
+	for (int r = 0; r < world && t->cfg->rank == 0; r++)
+		memcpy(all + (size_t)r * sb, cm->blobs[r].data, sb);
+	if (h->broadcast(h->ctx, all, sb * (size_t)world, err, errlen) != 0)
+		rc = -1;
+	else if (compressor_state_load(t->comp, all + (size_t)t->cfg->rank * sb,
+	    sb) != 0) {
+		snprintf(err, errlen, "the checkpoint's compressor state does not "
+		    "fit this job's compression settings");
+		rc = -1;
+	}
+	free(all);
+	return rc;
+}
+
+/* Give every rank rank 0's weights, optimizer state and position: the
+ * initial weights, or what rank 0 resumed from. */
+static int
+train_share_state(struct trainer *t, char *err, size_t errlen)
+{
+	const struct train_hooks *h = t->hooks;
+	size_t		 bytes = t->model->n_params * sizeof(float);
+	int64_t		 pos[5] = { t->step, t->epoch, t->step_in_epoch,
+	    t->opt->t, t->resumed.micro };
+
+	if (h->broadcast == NULL || t->cfg->world == 1) {
+		t->tuned_micro = t->resumed.micro;
+		return 0;
+	}
+	if (h->broadcast(h->ctx, pos, sizeof pos, err, errlen) != 0 ||
+	    h->broadcast(h->ctx, t->model->params, bytes, err, errlen) != 0 ||
+	    h->broadcast(h->ctx, t->opt->m, bytes, err, errlen) != 0 ||
+	    (t->opt->v != NULL &&
+	    h->broadcast(h->ctx, t->opt->v, bytes, err, errlen) != 0))
+		return -1;
+	t->step = pos[0];
+	t->epoch = (int)pos[1];
+	t->step_in_epoch = pos[2];
+	t->opt->t = pos[3];
+	t->tuned_micro = (int)pos[4];
+	t->last_ckpt = t->step;
+	return t->comp != NULL ? train_share_compressor(t, err, errlen) : 0;
+}
+
+/* Rank 0 resumes from the newest valid checkpoint, if asked; then every
+ * rank gets rank 0's state. */
+int
+train_resume(struct trainer *t, char *err, size_t errlen)
+{
+	struct ckpt_meta cm;
+	char		 path[4096];
+	int		 rc;
+
+	if (!t->cfg->resume || t->cfg->rank != 0)
+		return train_share_state(t, err, errlen);
+	rc = checkpoint_resume(t->cfg->checkpoint_dir, t->model, t->opt, &cm,
+	    path, sizeof path, train_skipped, t, err, errlen);
+	if (rc < 0)
+		return -1;
+	if (rc == 1) {
+		train_event(t, "restarted", "no checkpoint in %s; starting "
+		    "from step 0", t->cfg->checkpoint_dir);
+		return train_share_state(t, err, errlen);
+	}
+	if (cm.seed != t->job->train.seed) {
+		snprintf(err, errlen, "%s was written with seed %llu, the job "
+		    "has seed %llu", path, (unsigned long long)cm.seed,
+		    (unsigned long long)t->job->train.seed);
+		checkpoint_meta_free(&cm);
+		return -1;
+	}
+	t->resumed = cm;		/* keeps the compressor blobs */
+	t->step = cm.step;
+	t->epoch = cm.epoch;
+	t->step_in_epoch = cm.step_in_epoch;
+	t->last_ckpt = cm.step;
+	snprintf(t->last_path, sizeof t->last_path, "%s", path);
+	train_event(t, "restarted", "resumed from %s at step %ld (epoch %d)",
+	    path, cm.step, cm.epoch + 1);
+	return train_share_state(t, err, errlen);
+}
+
+/* A step failed (a peer died mid-exchange): the parameters and the
+ * optimizer are still those after t->step steps, so rank 0 saves them;
+ * the failover then loses no step. */
+void
+train_rescue(struct trainer *t)
+{
+	char	 err[512];
+
+	if (t->cfg->rank != 0 || t->step == t->last_ckpt)
+		return;
+	/* No gather now: the group is gone, so the compressor state is not
+	 * saved and a resume from here starts it afresh. */
+	if (train_checkpoint(t, err, sizeof err, 0) == 0)
+		train_event(t, "checkpoint", "saved step %ld after the group "
+		    "failed", t->step);
+}
