@@ -451,6 +451,14 @@ agent_main(int argc, char **argv)
 	}
 	if (pipe2(agent_sigpipe, O_CLOEXEC | O_NONBLOCK) != 0)
 		return 1;
+	/* Whatever started us may have blocked signals (exec keeps the
+	 * mask); the agent lives on SIGCHLD and SIGTERM, its workers too. */
+	{
+		sigset_t none;
+
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+	}
 	sigaction(SIGCHLD, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);

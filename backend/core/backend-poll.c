@@ -291,12 +291,9 @@ backend_poll_locked(struct backend *b, int timeout_ms)
 	backend_run_commands(b);
 	now = clock_mono();
 	if (now >= b->next_reconnect) {
-		for (int i = 0; i < b->fleet.n; i++) {
-			if (b->fleet.nodes[i].fd < 0) {
-				fleet_connect(&b->fleet, backend_report_node, b);
-				break;
-			}
-		}
+		/* Never waits: a node that does not answer is connected to
+		 * on a thread of its own (fleet.c). */
+		fleet_connect_async(&b->fleet, backend_report_node, b);
 		b->next_reconnect = now + 1.0;
 	}
 	pfd[n++] = (struct pollfd){ .fd = b->wake[0], .events = POLLIN };

@@ -1,9 +1,13 @@
 /*
  * fleet.c: connecting to the agents of a cluster, through the launcher
- * that serves each node, with a per-node backoff so that a dead host is
- * not hammered by the backend's once-a-second reconnect.
+ * that serves each node, each connect on a thread of its own, with a
+ * per-node backoff so that a dead host is not hammered by the backend's
+ * once-a-second reconnect.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,10 +93,23 @@ fleet_close_node(struct fleet_node *fn)
 	proto_reader_init(&fn->rd);
 }
 
+static void	fleet_conn_finish(struct fleet_node *, bool wait,
+		    void (*report)(void *, const char *, const char *), void *);
+
+static void
+fleet_quiet(void *ctx, const char *node, const char *err)
+{
+	(void)ctx;
+	(void)node;
+	(void)err;
+}
+
 void
 fleet_free(struct fleet *f)
 {
 	for (int i = 0; i < f->n; i++) {
+		/* A connect in flight ends within its launcher's timeout. */
+		fleet_conn_finish(&f->nodes[i], true, fleet_quiet, NULL);
 		fleet_close_node(&f->nodes[i]);
 		proto_reader_free(&f->nodes[i].rd);
 		json_decref(f->nodes[i].hello);
@@ -127,51 +144,143 @@ fleet_send(struct fleet_node *fn, const json_t *msg)
 	return 0;
 }
 
+/*
+ * A connect in flight: the launcher runs on its own thread, on a copy of
+ * the node, so a host that does not answer (an SSH connect waits up to
+ * its timeout) holds up neither the other nodes nor the backend's loop.
+ */
+struct fleet_conn {
+	struct fleet_node	 node;		/* the thread's copy */
+	const struct launcher	*l;
+	const char		*exe;
+	int			 fd;
+	char			 err[1024];
+	atomic_bool		 done;
+	pthread_t		 thread;
+};
+
+static void *
+fleet_conn_run(void *arg)
+{
+	struct fleet_conn *c = arg;
+
+	c->fd = c->l->connect(&c->node, c->exe, c->err, sizeof c->err);
+	atomic_store(&c->done, true);
+	return NULL;
+}
+
+static const struct launcher *
+fleet_launcher(const struct fleet_node *fn)
+{
+	for (size_t j = 0; j < sizeof launchers / sizeof launchers[0]; j++) {
+		if (launchers[j]->match(fn->spec))
+			return launchers[j];
+	}
+	return NULL;
+}
+
+/* Start connecting fn if it is down, due and not already connecting. */
+static void
+fleet_conn_start(struct fleet *f, struct fleet_node *fn,
+    void (*report)(void *, const char *, const char *), void *ctx)
+{
+	const struct launcher *l;
+	struct fleet_conn *c;
+	char	 err[256];
+	sigset_t all, old;
+	int	 rc;
+
+	if (fn->fd >= 0 || fn->conn != NULL || clock_mono() < fn->retry_at)
+		return;
+	fn->stage = FLEET_DOWN;
+	if ((l = fleet_launcher(fn)) == NULL) {
+		snprintf(err, sizeof err, "no launcher for host '%s'",
+		    fn->spec->host);
+		report(ctx, fn->spec->name, err);
+		fleet_backoff(fn);
+		return;
+	}
+	c = xcalloc(1, sizeof *c);
+	c->node = *fn;
+	c->l = l;
+	c->exe = f->exe;
+	c->fd = -1;
+	atomic_init(&c->done, false);
+	/* Signals stay with the threads that wait for them. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&c->thread, NULL, fleet_conn_run, c);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		snprintf(err, sizeof err, "pthread_create: %s", strerror(rc));
+		report(ctx, fn->spec->name, err);
+		free(c);
+		fleet_backoff(fn);
+		return;
+	}
+	fn->conn = c;
+}
+
+/* Take the result of fn's connect if it is over (or, with wait, once it
+ * is): the link and a hello, or the error and a backoff. */
+static void
+fleet_conn_finish(struct fleet_node *fn, bool wait,
+    void (*report)(void *, const char *, const char *), void *ctx)
+{
+	struct fleet_conn *c = fn->conn;
+	char	 err[1100];
+
+	if (c == NULL || (!wait && !atomic_load(&c->done)))
+		return;
+	pthread_join(c->thread, NULL);
+	fn->conn = NULL;
+	fn->stage = c->node.stage;
+	if (c->fd < 0) {
+		report(ctx, fn->spec->name, c->err);
+		fleet_backoff(fn);
+		free(c);
+		return;
+	}
+	fn->fd = c->fd;
+	free(c);
+	fn->stage = FLEET_LINKED;
+	if (proto_send_new(fn->fd, proto_hello("backend", NULL)) != 0) {
+		snprintf(err, sizeof err, "hello: %s", strerror(errno));
+		fleet_close_node(fn);
+		report(ctx, fn->spec->name, err);
+		return;
+	}
+	fn->last_seen = clock_mono();
+}
+
+static int
+fleet_up(const struct fleet *f)
+{
+	int	 up = 0;
+
+	for (int i = 0; i < f->n; i++)
+		up += f->nodes[i].fd >= 0;
+	return up;
+}
+
 int
 fleet_connect(struct fleet *f, void (*report)(void *, const char *,
     const char *), void *ctx)
 {
-	char	 err[1024];
-	int	 up = 0;
+	for (int i = 0; i < f->n; i++)
+		fleet_conn_start(f, &f->nodes[i], report, ctx);
+	for (int i = 0; i < f->n; i++)
+		fleet_conn_finish(&f->nodes[i], true, report, ctx);
+	return fleet_up(f);
+}
 
+int
+fleet_connect_async(struct fleet *f, void (*report)(void *, const char *,
+    const char *), void *ctx)
+{
 	for (int i = 0; i < f->n; i++) {
-		struct fleet_node *fn = &f->nodes[i];
-		const struct launcher *l = NULL;
-
-		if (fn->fd >= 0) {
-			up++;
-			continue;
-		}
-		if (clock_mono() < fn->retry_at)
-			continue;
-		fn->stage = FLEET_DOWN;
-		for (size_t j = 0; j < sizeof launchers / sizeof launchers[0]; j++) {
-			if (launchers[j]->match(fn->spec)) {
-				l = launchers[j];
-				break;
-			}
-		}
-		if (l == NULL) {
-			snprintf(err, sizeof err, "no launcher for host '%s'",
-			    fn->spec->host);
-			report(ctx, fn->spec->name, err);
-			fleet_backoff(fn);
-			continue;
-		}
-		if ((fn->fd = l->connect(fn, f->exe, err, sizeof err)) < 0) {
-			report(ctx, fn->spec->name, err);
-			fleet_backoff(fn);
-			continue;
-		}
-		fn->stage = FLEET_LINKED;
-		if (proto_send_new(fn->fd, proto_hello("backend", NULL)) != 0) {
-			snprintf(err, sizeof err, "hello: %s", strerror(errno));
-			fleet_close_node(fn);
-			report(ctx, fn->spec->name, err);
-			continue;
-		}
-		fn->last_seen = clock_mono();
-		up++;
+		fleet_conn_finish(&f->nodes[i], false, report, ctx);
+		fleet_conn_start(f, &f->nodes[i], report, ctx);
 	}
-	return up;
+	return fleet_up(f);
 }

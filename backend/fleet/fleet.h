@@ -38,6 +38,7 @@ struct fleet_node {
 	enum fleet_stage stage;
 	int		 backoff_s;	/* 0 until a connect fails */
 	double		 retry_at;	/* no connect before this (CLOCK_MONOTONIC) */
+	struct fleet_conn *conn;	/* a connect in flight (fleet.c) */
 };
 
 struct launcher {
@@ -72,10 +73,15 @@ extern bool fleet_push;
 void	fleet_init(struct fleet *, const struct cluster_spec *,
 	    const char *state_dir);
 void	fleet_free(struct fleet *);
-/* Connect every node (starting agents as needed) and say hello.  Returns
- * the number connected; errors for each node that failed go to report. */
+/* Connect every node that is down and due (starting agents as needed),
+ * all at once, wait for them, and say hello.  Returns the number
+ * connected; errors for each node that failed go to report. */
 int	fleet_connect(struct fleet *, void (*report)(void *, const char *node,
 	    const char *err), void *ctx);
+/* The same without waiting, for a loop: take the connects that are over
+ * and start the ones that are due.  Returns the number connected. */
+int	fleet_connect_async(struct fleet *, void (*report)(void *,
+	    const char *node, const char *err), void *ctx);
 /* Compare the versions in the nodes' hellos with each other and, when
  * own_hello is given, the build with ours.  0, or -1 with a message
  * naming the nodes and the versions that differ (check.c). */

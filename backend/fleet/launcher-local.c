@@ -4,6 +4,7 @@
  * `hunter agent` (it puts itself in the background) and wait for it.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -35,6 +36,12 @@ local_start(struct fleet_node *fn, const char *exe, char *err, size_t errlen)
 		return -1;
 	}
 	if (pid == 0) {
+		sigset_t none;
+
+		/* The connect runs on a thread that blocks every signal
+		 * (fleet.c), and exec keeps the mask: the agent must not. */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		execl(exe, exe, "agent", "--node", fn->spec->name, "--dir",
 		    fn->dir, "--idle-exit", idle, (char *)NULL);
 		_exit(127);
