@@ -10,6 +10,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,10 @@
 
 /* SFTP writes go in pieces this big; one round trip each. */
 #define PUSH_CHUNK	(32 * 1024)
+
+/* One push at a time in this process; unique temporary names besides. */
+static pthread_mutex_t	push_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_uint	push_serial;
 
 /* Our build id, as the hello and `hunter --version` report it. */
 static void
@@ -128,7 +134,8 @@ push_copy(sftp_session sftp, const char *rel, char *why, size_t whylen)
 		    strerror(errno));
 		return -1;
 	}
-	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", rel, (long)getpid());
+	snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", rel, (long)getpid(),
+	    atomic_fetch_add(&push_serial, 1));
 	if ((f = sftp_open(sftp, tmp, O_WRONLY | O_CREAT | O_TRUNC, 0700)) ==
 	    NULL) {
 		snprintf(why, whylen, "cannot create %s", tmp);
@@ -206,6 +213,9 @@ fleet_ssh_remote_exe(ssh_session s, const char *node, char *exe,
 		    ssh_get_error(s));
 		return -1;
 	}
+	/* Nodes connect at once (fleet.c), and two of them may share a
+	 * home: one pushes while the other waits, then finds the copy. */
+	pthread_mutex_lock(&push_lock);
 	if (push_present(sftp, rel)) {
 		snprintf(exe, exelen, "%s/%s", home, rel);
 		rc = 0;
@@ -231,6 +241,7 @@ fleet_ssh_remote_exe(ssh_session s, const char *node, char *exe,
 	snprintf(exe, exelen, "%s/%s", home, rel);
 	rc = 0;
 out:
+	pthread_mutex_unlock(&push_lock);
 	ssh_string_free_char(home);
 	sftp_free(sftp);
 	return rc;
