@@ -1,0 +1,196 @@
+/*
+ * mock-cuda.c: a MOCK GPU, for a machine that has none.  It stands in for
+ * the CUDA runtime calls and the kernels/cuda functions that
+ * backend/worker/model-gpu.c uses, with host memory and the CPU kernels
+ * of kernels/cpu behind them, so that the device model's bookkeeping and
+ * the train loop's cuda path (uploads, accumulation, downloads, the
+ * autotuner's out-of-memory handling) run in make check.  It says nothing
+ * about CUDA itself: tests/unit/test-cuda.c and bench/gpu-check.sh do,
+ * on a GPU.
+ *
+ * "Device" memory is malloc'd and counted against mock_cuda_capacity
+ * bytes (0: unlimited); past it cudaMalloc fails with
+ * cudaErrorMemoryAllocation, as a full GPU does.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "kernels/cpu/kernels.h"
+#include "kernels/cuda/cuda-kernels.h"
+#include "tests/unit/mock-cuda.h"
+
+size_t	mock_cuda_capacity;
+size_t	mock_cuda_used;
+long	mock_cuda_calls;		/* kernels run */
+
+/* Each block remembers its size, for cudaFree's accounting. */
+struct mock_block {
+	size_t	 size;
+	double	 align;
+};
+
+cudaError_t
+cudaMalloc(void **p, size_t n)
+{
+	struct mock_block *b;
+
+	*p = NULL;
+	if (mock_cuda_capacity > 0 && mock_cuda_used + n > mock_cuda_capacity)
+		return cudaErrorMemoryAllocation;
+	if ((b = malloc(sizeof *b + (n > 0 ? n : 1))) == NULL)
+		return cudaErrorMemoryAllocation;
+	b->size = n;
+	mock_cuda_used += n;
+	*p = b + 1;
+	return cudaSuccess;
+}
+
+cudaError_t
+cudaFree(void *p)
+{
+	struct mock_block *b;
+
+	if (p == NULL)
+		return cudaSuccess;
+	b = (struct mock_block *)p - 1;
+	mock_cuda_used -= b->size;
+	free(b);
+	return cudaSuccess;
+}
+
+cudaError_t
+cudaStreamCreate(cudaStream_t *s)
+{
+	*s = malloc(1);
+	return *s != NULL ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+
+cudaError_t
+cudaStreamDestroy(cudaStream_t s)
+{
+	free(s);
+	return cudaSuccess;
+}
+
+cudaError_t
+cudaStreamSynchronize(cudaStream_t s)
+{
+	(void)s;
+	return cudaSuccess;
+}
+
+cudaError_t
+cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcpyKind k,
+    cudaStream_t s)
+{
+	(void)k;
+	(void)s;
+	memmove(dst, src, n);
+	return cudaSuccess;
+}
+
+cudaError_t
+cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t s)
+{
+	(void)s;
+	memset(p, v, n);
+	return cudaSuccess;
+}
+
+cudaError_t
+cudaGetLastError(void)
+{
+	return cudaSuccess;
+}
+
+const char *
+cudaGetErrorString(cudaError_t e)
+{
+	return e == cudaErrorMemoryAllocation ? "out of memory (mock GPU)" :
+	    e == cudaSuccess ? "no error" : "error (mock GPU)";
+}
+
+const char *
+cuda_last_error(void)
+{
+	return "no error (mock GPU)";
+}
+
+int
+cuda_blas_init(int *oom)
+{
+	*oom = 0;
+	return 0;
+}
+
+void
+cuda_blas_detach(cudaStream_t s)
+{
+	(void)s;
+}
+
+int
+cuda_linear_forward(float *y, const float *x, const float *w, const float *b,
+    int B, int in, int out, cudaStream_t s)
+{
+	(void)s;
+	mock_cuda_calls++;
+	linear_forward(y, x, w, b, B, in, out);
+	return 0;
+}
+
+int
+cuda_linear_backward(float *dx, float *dw, float *db, const float *dy,
+    const float *x, const float *w, int B, int in, int out, cudaStream_t s)
+{
+	(void)s;
+	mock_cuda_calls++;
+	linear_backward(dx, dw, db, dy, x, w, B, in, out);
+	return 0;
+}
+
+int
+cuda_relu_forward(float *y, const float *x, size_t n, cudaStream_t s)
+{
+	(void)s;
+	mock_cuda_calls++;
+	relu_forward(y, x, n);
+	return 0;
+}
+
+int
+cuda_relu_backward(float *dx, const float *dy, const float *y, size_t n,
+    cudaStream_t s)
+{
+	(void)s;
+	mock_cuda_calls++;
+	relu_backward(dx, dy, y, n);
+	return 0;
+}
+
+int
+cuda_softmax_xent_forward(float *probs, double *loss, const float *logits,
+    const uint8_t *labels, int B, int C, cudaStream_t s)
+{
+	double	 sum;
+
+	(void)s;
+	mock_cuda_calls++;
+	sum = softmax_xent_forward(probs, logits, labels, B, C);
+	if (loss != NULL)
+		*loss = sum;
+	return 0;
+}
+
+int
+cuda_softmax_xent_backward(float *dlogits, const float *probs,
+    const uint8_t *labels, int B, int C, float scale, cudaStream_t s)
+{
+	(void)s;
+	mock_cuda_calls++;
+	softmax_xent_backward(dlogits, probs, labels, B, C, scale);
+	return 0;
+}

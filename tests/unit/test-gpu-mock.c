@@ -1,0 +1,224 @@
+/*
+ * test-gpu-mock.c: the train loop's cuda path on a MOCK GPU
+ * (mock-cuda.c: host memory and the CPU kernels behind the CUDA calls),
+ * on a machine without a GPU.  What it can show is the bookkeeping of
+ * backend/worker/model-gpu.c and train.c, not CUDA:
+ *
+ *  - a device: cuda job trains to the same bits as the same job on the
+ *    CPU (same parameters CRC, same accuracy), accumulation included:
+ *    micro-batches uploaded, gradients summed on the "device" and
+ *    brought back, the update's parameters sent up again;
+ *  - its kernels really ran on the device model (the mock counts them);
+ *  - with micro: auto and a device smaller than the budget, the search
+ *    fails the sizes the device cannot hold (an out-of-memory, peak
+ *    bytes within the budget), its largest fit is the largest the device
+ *    holds, and the job then trains at the size it chose;
+ *  - every byte of "device" memory is given back.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/core/rng.h"
+#include "backend/spec/spec.h"
+#include "backend/worker/autotune.h"
+#include "backend/worker/train.h"
+#include "tests/unit/mock-cuda.h"
+
+static char	tg_dir[64];
+
+/* A big-endian u32. */
+static void
+be32(FILE *f, uint32_t v)
+{
+	uint8_t	b[4] = { v >> 24, v >> 16, v >> 8, v };
+
+	assert_int_equal(fwrite(b, 1, 4, f), 4);
+}
+
+/* n 28x28 images whose bright column is their label, plus noise. */
+static void
+write_set(const char *images, const char *labels, int n, uint64_t seed)
+{
+	char	 path[256];
+	FILE	*fi, *fl;
+	struct rng r;
+
+	rng_seed(&r, seed, 0);
+	snprintf(path, sizeof path, "%s/%s", tg_dir, images);
+	assert_non_null(fi = fopen(path, "wb"));
+	snprintf(path, sizeof path, "%s/%s", tg_dir, labels);
+	assert_non_null(fl = fopen(path, "wb"));
+	be32(fi, 0x803);
+	be32(fi, (uint32_t)n);
+	be32(fi, 28);
+	be32(fi, 28);
+	be32(fl, 0x801);
+	be32(fl, (uint32_t)n);
+	for (int i = 0; i < n; i++) {
+		uint8_t	 y = (uint8_t)rng_below(&r, 10), px[784];
+
+		for (int p = 0; p < 784; p++)
+			px[p] = (uint8_t)(p % 28 == 2 + 2 * y ? 200 :
+			    rng_below(&r, 60));
+		assert_int_equal(fwrite(px, 1, sizeof px, fi), sizeof px);
+		assert_int_equal(fwrite(&y, 1, 1, fl), 1);
+	}
+	fclose(fi);
+	fclose(fl);
+}
+
+static int
+setup(void **state)
+{
+	(void)state;
+	snprintf(tg_dir, sizeof tg_dir, "/tmp/test-gpu-mock.XXXXXX");
+	assert_non_null(mkdtemp(tg_dir));
+	write_set("train-images-idx3-ubyte", "train-labels-idx1-ubyte", 512, 1);
+	write_set("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte", 128, 2);
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	static const char *const names[] = { "train-images-idx3-ubyte",
+	    "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
+	    "t10k-labels-idx1-ubyte" };
+	char	 path[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+		snprintf(path, sizeof path, "%s/%s", tg_dir, names[i]);
+		unlink(path);
+	}
+	rmdir(tg_dir);
+	return 0;
+}
+
+struct tg_run {
+	struct train_summary	 sum;
+	struct autotune_trial	 trials[AUTOTUNE_MAX_TRIALS];
+	int			 ntrials, micro;
+};
+
+static void
+tg_on_autotune(void *ctx, const struct autotune_trial *t, int n, int micro,
+    int accum, double seconds)
+{
+	struct tg_run	*run = ctx;
+
+	(void)accum;
+	(void)seconds;
+	memcpy(run->trials, t, (size_t)n * sizeof *t);
+	run->ntrials = n;
+	run->micro = micro;
+}
+
+/* Train the job (device and batch as given) on one rank; 0 or fail. */
+static void
+tg_train(const char *device, const char *batch, const char *memory,
+    struct tg_run *run)
+{
+	struct train_hooks	 hooks = { .ctx = run,
+	    .on_autotune = tg_on_autotune };
+	struct train_config	 cfg = { .rank = 0, .world = 1,
+	    .checkpoint_dir = "" };
+	struct spec_errors	 errs = { 0 };
+	struct job_spec		 job;
+	char			 yaml[1024], err[512];
+
+	snprintf(yaml, sizeof yaml,
+	    "name: g\n"
+	    "resources: {ranks: 1, device: %s, memory_per_rank: %s}\n"
+	    "model: {type: mlp, hidden: [64, 32]}\n"
+	    "data: {path: %s, prefetch: 2}\n"
+	    "train:\n"
+	    "  epochs: 3\n"
+	    "  seed: 5\n"
+	    "  optimizer: {type: sgd, momentum: 0.9, weight_decay: 5e-4}\n"
+	    "  lr: {base: 0.05, schedule: cosine, warmup_steps: 5}\n"
+	    "  batch: %s\n"
+	    "compression: {method: none}\n", device, memory, tg_dir, batch);
+	if (spec_parse_job("g.yaml", yaml, strlen(yaml), &job, &errs) != 0)
+		fail_msg("job: %s", errs.v[0].msg);
+	cfg.job = &job;
+	memset(run, 0, sizeof *run);
+	hooks.ctx = run;
+	if (train_run(&cfg, &hooks, &run->sum, err, sizeof err) != 0)
+		fail_msg("%s run: %s", device, err);
+	assert_string_equal(run->sum.state, "finished");
+}
+
+static void
+t_same_bits(void **state)
+{
+	struct tg_run	 cpu, gpu;
+	long		 calls;
+
+	(void)state;
+	tg_train("cpu", "{global: 64, micro: 16}", "2GiB", &cpu);
+	calls = mock_cuda_calls;
+	tg_train("cuda", "{global: 64, micro: 16}", "2GiB", &gpu);
+	print_message("    cpu: crc %s acc %.4f; mock GPU: crc %s acc %.4f, "
+	    "%ld kernels\n", cpu.sum.params_crc32, cpu.sum.test_acc,
+	    gpu.sum.params_crc32, gpu.sum.test_acc, mock_cuda_calls - calls);
+	/* 24 steps of 4 micro-batches, 7 kernels each way and the loss. */
+	assert_true(mock_cuda_calls - calls >= 24L * 4 * 7);
+	assert_string_equal(gpu.sum.params_crc32, cpu.sum.params_crc32);
+	assert_true(gpu.sum.test_acc == cpu.sum.test_acc);
+	assert_true(cpu.sum.test_acc > 0.5);	/* it learned something */
+	assert_int_equal(gpu.sum.accum, 4);
+	assert_int_equal(mock_cuda_used, 0);
+}
+
+static void
+t_device_oom(void **state)
+{
+	struct tg_run	 run;
+	int		 oom = 0, fit = 0;
+
+	(void)state;
+	/* Room for the device model at 64 samples, not at 128: parameters
+	 * and gradients (2 x 52650 floats, 421200 bytes) and per sample
+	 * 4025 bytes (the input, a label, probabilities, and out and dout of
+	 * the three linear layers): 678808 bytes at 64, 936408 at 128. */
+	mock_cuda_capacity = 800000;
+	tg_train("cuda", "{global: 256, micro: auto}", "2GiB", &run);
+	mock_cuda_capacity = 0;
+	for (int i = 0; i < run.ntrials; i++) {
+		const struct autotune_trial *t = &run.trials[i];
+
+		print_message("    size %4d  %-4s  %8zu tracked bytes\n", t->size,
+		    t->fit ? "fit" : "over", t->peak_bytes);
+		if (t->fit)
+			fit = fit > t->size ? fit : t->size;
+		else if (t->peak_bytes <= 2ULL << 30)
+			oom++;			/* the device said no */
+	}
+	assert_true(oom >= 1);
+	assert_int_equal(fit, 64);
+	/* The largest fit, or a smaller size the trials timed 3% faster. */
+	assert_true(run.micro >= 1 && run.micro <= 64 && 256 % run.micro == 0);
+	assert_int_equal(run.sum.micro_batch, run.micro);
+	assert_int_equal(run.sum.accum, 256 / run.micro);
+	assert_int_equal(mock_cuda_used, 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest	tests[] = {
+		cmocka_unit_test(t_same_bits),
+		cmocka_unit_test(t_device_oom),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
