@@ -127,8 +127,9 @@ worker_reader(void *arg)
 	}
 	/* The agent is gone: nobody will read what we train.  Stop at the
 	 * next step boundary with a checkpoint rather than run blind. */
-	fprintf(stderr, "worker: link to agent closed (%s)\n",
-	    rc < 0 ? rd.err : "EOF");
+	if (!atomic_load(&w->quit))	/* not our own shutdown at the end */
+		fprintf(stderr, "worker: link to agent closed (%s)\n",
+		    rc < 0 ? rd.err : "EOF");
 	pthread_mutex_lock(&w->box_lock);
 	w->link_down = true;
 	pthread_cond_broadcast(&w->box_cond);
