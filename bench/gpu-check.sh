@@ -23,7 +23,8 @@
 # benchmark still runs, for the numbers); a failed build does.  Exit 0
 # when every step passed.
 # Usage: bench/gpu-check.sh   (BUILD=dir to build or unpack elsewhere than
-# /tmp/hunter-gpu-build; JOBS=n for make -j; GPU_PACK=dir, above)
+# /tmp/hunter-gpu-build; JOBS=n for make -j; GPU_PACK=dir, above, or
+# GPU_PACK=none to build even where a .gpu-pack folder is)
 set -u
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-/tmp/hunter-gpu-build}
@@ -68,6 +69,7 @@ nproc
 
 PACK=${GPU_PACK:-}
 [ -z "$PACK" ] && [ -d "$SRC/.gpu-pack" ] && PACK=$SRC/.gpu-pack
+[ "$PACK" = none ] && PACK=""
 if [ -n "$PACK" ]; then
 	step "programs from the pack $PACK"
 	[ -f "$PACK/lib.tar.xz" ] && [ -x "$PACK/bin/hunter" ] ||

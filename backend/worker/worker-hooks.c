@@ -1,0 +1,174 @@
+/*
+ * worker-hooks.c: the train loop's hooks of a worker (train.h): what the
+ * rank reports to its agent -- metrics at most once a second, the first
+ * steps' losses when traced, epoch lines, events, the autotune trace and
+ * the summary -- and the controls it asks for and agrees on, with the
+ * pause that holds it at a step boundary.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend/core/clock.h"
+#include "backend/proto/proto.h"
+#include "backend/worker/worker-internal.h"
+
+static long
+worker_rss(void)
+{
+	FILE	*f = fopen("/proc/self/statm", "r");
+	long	 pages = 0, rss = 0;
+
+	if (f != NULL) {
+		if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
+			rss = 0;
+		fclose(f);
+	}
+	return rss * sysconf(_SC_PAGESIZE);
+}
+
+void
+worker_on_step(void *ctx, const struct step_report *r)
+{
+	struct worker	*w = ctx;
+	double		 now = clock_mono();
+	json_t		*m;
+
+	if (r->step <= w->trace_steps && w->rank == 0)
+		worker_send(w, json_pack("{s:s, s:s, s:I, s:f}", "t", "step",
+		    "job", w->job.name, "step", (json_int_t)r->step,
+		    "loss", r->loss));
+	if (now - w->last_metrics < 1.0)
+		return;
+	w->last_metrics = now;
+	atomic_store(&w->last_sent, now);
+	atomic_store(&w->last_step, r->step);
+	m = json_pack("{s:s, s:s, s:s, s:i, s:I, s:i, s:f, s:f, "
+	    "s:f, s:f, s:f, s:f, s:f, s:I, s:i, s:i, s:I, s:f, s:I, s:f, s:f}",
+	    "t", MSG_METRICS, "scope", "rank", "job", w->job.name,
+	    "rank", w->rank, "step", (json_int_t)r->step, "epoch", r->epoch,
+	    "loss", r->loss, "lr", r->lr, "samples_per_s",
+	    r->step_ms > 0 ? 1000.0 * w->job.train.batch.global / r->step_ms : 0,
+	    "step_ms", r->step_ms, "compute_ms", r->compute_ms,
+	    "comm_ms", r->comm_ms, "data_wait_ms", r->data_wait_ms,
+	    "bytes_sent", (json_int_t)r->bytes_sent, "micro_batch",
+	    r->micro_batch, "accum", r->accum, "rss", (json_int_t)worker_rss(),
+	    "heartbeat", (double)time(NULL), "pid", (json_int_t)getpid(),
+	    "density", r->density, "lr_gain", r->lr_gain);
+	/* Unknown is absent, never a number that looks like one. */
+	if (r->noise_scale >= 0)
+		json_object_set_new(m, "noise_scale", json_real(r->noise_scale));
+	worker_send(w, m);
+}
+
+void
+worker_on_autotune(void *ctx, const struct autotune_trial *tr, int n,
+    int micro, int accum, double seconds)
+{
+	struct worker	*w = ctx;
+	json_t		*trials = json_array();
+
+	for (int i = 0; i < n; i++)
+		json_array_append_new(trials, json_pack("{s:i, s:b, s:I, s:f, "
+		    "s:f}", "size", tr[i].size, "fit", tr[i].fit, "peak_bytes",
+		    (json_int_t)tr[i].peak_bytes, "samples_per_s",
+		    tr[i].samples_per_s, "steps", tr[i].steps));
+	worker_send(w, json_pack("{s:s, s:s, s:i, s:i, s:f, s:I, s:o}", "t",
+	    "autotune", "job", w->job.name, "micro_batch", micro, "accum",
+	    accum, "seconds", seconds, "budget",
+	    (json_int_t)w->job.resources.memory_per_rank, "trials", trials));
+}
+
+void
+worker_on_epoch(void *ctx, const struct epoch_report *r)
+{
+	struct worker	*w = ctx;
+
+	worker_send(w, json_pack("{s:s, s:s, s:i, s:i, s:I, s:f, s:f, s:f, "
+	    "s:f, s:f, s:f}", "t", MSG_EPOCH, "job", r->job, "epoch", r->epoch,
+	    "epochs", r->epochs, "step", (json_int_t)r->step, "loss", r->loss,
+	    "test_acc", r->test_acc, "test_loss", r->test_loss,
+	    "samples_per_s", r->samples_per_s, "data_wait_pct",
+	    r->data_wait_pct, "lr", r->lr));
+}
+
+void
+worker_on_event(void *ctx, const char *kind, const char *reason)
+{
+	struct worker	*w = ctx;
+
+	worker_send(w, json_pack("{s:s, s:s, s:s, s:i, s:s, s:s}", "t",
+	    MSG_EVENT, "job", w->job.name, "kind", kind, "rank", w->rank,
+	    "node", w->node, "reason", reason));
+}
+
+unsigned
+worker_requests(void *ctx)
+{
+	struct worker	*w = ctx;
+	unsigned	 bits = 0;
+
+	for (int c = 0; c < CTL_COUNT; c++) {
+		if (atomic_load(&w->seq[c]) > w->done[c])
+			bits |= 1u << c;
+	}
+	if (atomic_load(&w->stop))
+		bits |= 1u << CTL_STOP;
+	return bits;
+}
+
+void
+worker_agreed(void *ctx, unsigned bits)
+{
+	struct worker	*w = ctx;
+
+	for (int c = 0; c < CTL_COUNT; c++) {
+		if (bits & (1u << c))
+			w->done[c]++;
+	}
+}
+
+/* Hold at the step boundary until a resume (0) or a stop (1) arrives. */
+int
+worker_paused(void *ctx)
+{
+	struct worker	*w = ctx;
+	int		 stop = 0;
+
+	worker_on_event(w, "paused", "holding at the step boundary");
+	/* The heartbeat thread reports the rank as paused meanwhile. */
+	atomic_store(&w->paused, 1);
+	for (;;) {
+		if (atomic_load(&w->stop) ||
+		    atomic_load(&w->seq[CTL_STOP]) > w->done[CTL_STOP]) {
+			stop = 1;
+			break;
+		}
+		if (atomic_load(&w->seq[CMD_RESUME]) > w->done[CMD_RESUME]) {
+			w->done[CMD_RESUME]++;
+			break;
+		}
+		nanosleep(&(struct timespec){ 0, 50 * 1000000L }, NULL);
+	}
+	atomic_store(&w->paused, 0);
+	if (!stop)
+		worker_on_event(w, "resumed", "continuing");
+	return stop;
+}
+
+void
+worker_summary(struct worker *w, const struct train_summary *s)
+{
+	worker_send(w, json_pack("{s:s, s:s, s:s, s:i, s:I, s:f, s:f, s:I, "
+	    "s:I, s:f, s:i, s:i, s:f, s:s, s:i}", "t", MSG_SUMMARY,
+	    "job", w->job.name, "state", s->state, "epochs", s->epochs,
+	    "steps", (json_int_t)s->steps, "test_acc", s->test_acc,
+	    "samples_per_s", s->samples_per_s,
+	    "bytes_sent", (json_int_t)s->bytes_sent,
+	    "bytes_dense", (json_int_t)s->bytes_dense, "wall_s", s->wall_s,
+	    "micro_batch", s->micro_batch, "accum", s->accum,
+	    "data_wait_pct", s->data_wait_pct, "checkpoint", s->checkpoint,
+	    "world", w->world));
+}

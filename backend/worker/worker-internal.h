@@ -1,0 +1,64 @@
+/*
+ * worker-internal.h: one rank's state, shared by worker.c (the process:
+ * launch, link, reader and heartbeat threads, collectives) and
+ * worker-hooks.c (the train loop's hooks).  Not for other modules.
+ */
+#ifndef HUNTER_WORKER_INTERNAL_H
+#define HUNTER_WORKER_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "backend/spec/spec.h"
+#include "backend/worker/train.h"
+
+/* The resume command's slot in worker.seq and worker.done. */
+#define CMD_RESUME CTL_COUNT
+
+struct worker {
+	int		 fd;
+	pthread_mutex_t	 send_lock;
+	pthread_mutex_t	 box_lock;
+	pthread_cond_t	 box_cond;
+	json_t		*box;		/* store answers, by "req" */
+	bool		 link_down;
+	long		 next_req;
+	atomic_int	 stop;		/* SIGTERM or a lost link: stop now */
+	/* Commands by kind (enum train_ctl, and resume): the newest sequence
+	 * number received, and how many were agreed (or, for resume, done).
+	 * Agreements happen in step with every other rank, so `done` is the
+	 * same everywhere and a command that reaches a rank late is not
+	 * acted on twice. */
+	atomic_long	 seq[CTL_COUNT + 1];
+	long		 done[CTL_COUNT + 1];
+	_Atomic double	 last_sent;	/* when metrics last went out */
+	atomic_long	 last_step;	/* the newest step, for heartbeats */
+	atomic_int	 paused;	/* held at a step boundary */
+	atomic_int	 quit;		/* the heartbeat thread ends */
+
+	struct job_spec	 job;
+	char		 node[64];
+	int		 rank, world, generation;
+	int		 trace_steps;
+	struct comm	*comm;
+	double		 last_metrics;
+};
+
+/* Send a frame to the agent (takes msg); either thread may. */
+void	worker_send(struct worker *, json_t *msg);
+
+/* The hooks (worker-hooks.c); ctx is the struct worker. */
+void	worker_on_step(void *ctx, const struct step_report *);
+void	worker_on_autotune(void *ctx, const struct autotune_trial *, int n,
+	    int micro, int accum, double seconds);
+void	worker_on_epoch(void *ctx, const struct epoch_report *);
+void	worker_on_event(void *ctx, const char *kind, const char *reason);
+unsigned worker_requests(void *ctx);
+void	worker_agreed(void *ctx, unsigned bits);
+int	worker_paused(void *ctx);
+void	worker_summary(struct worker *, const struct train_summary *);
+
+#endif
