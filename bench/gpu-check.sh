@@ -150,6 +150,20 @@ else
 	DATA=/usr/share/datasets/fashion-mnist
 fi
 mkdir -p "$BUILD/tests/unit"
+# The agents count GPUs with NVML, and a node is given cuda ranks only
+# for GPUs its agent sees: point them at the driver's NVML if the loader
+# would not find it by name.
+if [ -z "${HUNTER_NVML_LIBRARY:-}" ]; then
+	for d in /usr/local/nvidia/lib64 /usr/local/nvidia/lib \
+	    /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib; do
+		if [ -e "$d/libnvidia-ml.so.1" ]; then
+			HUNTER_NVML_LIBRARY=$d/libnvidia-ml.so.1
+			export HUNTER_NVML_LIBRARY
+			echo "NVML: $HUNTER_NVML_LIBRARY"
+			break
+		fi
+	done
+fi
 
 step "hunter --version"
 "$HUNTER" --version || fail "hunter --version"

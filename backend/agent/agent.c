@@ -136,6 +136,16 @@ agent_hello(struct agent *a, struct agent_peer *p, const json_t *msg)
 	hello = proto_hello("agent", a->node);
 	json_object_set_new(hello, "pid", json_integer(getpid()));
 	json_object_set_new(hello, "workers", agent_workers_json(a));
+	{
+		/* The GPUs here, for placement (NVML: no CUDA context). */
+		struct gpu_sample gs[16];
+		int		  n = nvml_sample(gs, 16);
+
+		json_object_set_new(hello, "gpus", json_integer(n));
+		if (n == 0 && nvml_absent_reason() != NULL)
+			json_object_set_new(hello, "gpus_why",
+			    json_string(nvml_absent_reason()));
+	}
 	for (i = a->ring.len > 60 ? a->ring.len - 60 : 0; i < a->ring.len; i++)
 		json_array_append_new(samples,
 		    node_sample_json(sample_ring_get(&a->ring, i)));

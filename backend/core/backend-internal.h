@@ -25,6 +25,9 @@ struct backend {
 	struct store	*store;
 	struct fleet	 fleet;
 	const struct cluster_spec *cluster;
+	/* The cluster as placement sees it: cluster's nodes, with each
+	 * node's cuda slots cut to the GPUs its agent reports (hello). */
+	struct cluster_spec placing;
 	struct node_view *nodes;	/* parallel to fleet.nodes */
 	int		*used;		/* slots taken per node */
 	struct job_state *jobs;
@@ -55,6 +58,14 @@ void	backend_event(struct backend *, const char *job, const char *kind,
 	    __attribute__((format(printf, 6, 7)));
 void	backend_report_node(void *ctx, const char *node, const char *err);
 void	backend_run_commands(struct backend *);
+
+/* The cluster to place on: b->placing once it is set up, else the
+ * cluster as given (the simulator's). */
+static inline const struct cluster_spec *
+backend_placing(const struct backend *b)
+{
+	return b->placing.nodes != NULL ? &b->placing : b->cluster;
+}
 
 /* backend-jobs.c */
 #define BACKEND_MAX_RESTARTS 10

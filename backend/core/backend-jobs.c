@@ -256,7 +256,7 @@ backend_submit(struct backend *b, const char *spec_file,
 		free(yaml);
 		return -1;
 	}
-	if (queue_admissible(b->cluster, &spec, err, errlen) != 0) {
+	if (queue_admissible(backend_placing(b), &spec, err, errlen) != 0) {
 		backend_event(b, spec.name, "refused", -1, NULL, "%s", err);
 		free(yaml);
 		return -1;
@@ -300,7 +300,7 @@ backend_schedule(struct backend *b)
 		    .node_of = xcalloc((size_t)j->world, sizeof(int)) };
 		idx[n++] = i;
 	}
-	queue_schedule(b->cluster, b->used, e, n);
+	queue_schedule(backend_placing(b), b->used, e, n);
 	for (int k = 0; k < n; k++) {
 		struct job_state *j = &b->jobs[idx[k]];
 

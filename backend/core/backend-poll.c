@@ -132,7 +132,37 @@ backend_node_metrics(struct node_view *nv, const json_t *m)
 	series_push(&nv->net_tx, (s->valid >> NM_NET_TX) & 1 ? (float)s->v[NM_NET_TX] : -1);
 }
 
-/* The agent's hello: which of our ranks still run there. */
+/*
+ * The GPUs a node's agent sees (NVML) bound its cuda slots for placement:
+ * a node that declares more than it has gets only what it has, said once
+ * in an event, so a cuda job is placed only where devices are.
+ */
+static void
+backend_node_gpus(struct backend *b, int n, const json_t *hello)
+{
+	const json_t	*g = json_object_get(hello, "gpus");
+	const char	*why = json_string_value(json_object_get(hello,
+	    "gpus_why"));
+	const struct node_spec *ns = &b->cluster->nodes[n];
+	int		 seen, cap;
+
+	if (b->placing.nodes == NULL || !json_is_integer(g))
+		return;			/* an agent that does not say */
+	seen = (int)json_integer_value(g);
+	cap = seen < ns->cuda_slots ? seen : ns->cuda_slots;
+	if (cap == b->placing.nodes[n].cuda_slots)
+		return;
+	b->placing.nodes[n].cuda_slots = cap;
+	if (cap < ns->cuda_slots)
+		backend_event(b, NULL, "refused", -1, ns->name, "node %s "
+		    "declares %d cuda slot%s but its agent sees %d GPU%s%s%s%s; "
+		    "placement counts %d there", ns->name, ns->cuda_slots,
+		    ns->cuda_slots == 1 ? "" : "s", seen, seen == 1 ? "" : "s",
+		    why != NULL ? " (" : "", why != NULL ? why : "",
+		    why != NULL ? ")" : "", cap);
+}
+
+/* The agent's hello: which of our ranks still run there, and its GPUs. */
 static void
 backend_agent_hello(struct backend *b, struct fleet_node *fn, json_t *msg)
 {
@@ -146,6 +176,7 @@ backend_agent_hello(struct backend *b, struct fleet_node *fn, json_t *msg)
 	json_decref(fn->hello);
 	fn->hello = json_incref(msg);
 	fn->up = true;
+	backend_node_gpus(b, (int)(fn - b->fleet.nodes), msg);
 	nv->up = true;
 	snprintf(nv->build, sizeof nv->build, "%s", build != NULL ? build : "");
 	json_array_foreach(json_object_get(msg, "workers"), i, w) {

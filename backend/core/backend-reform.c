@@ -22,7 +22,7 @@
 static int
 node_free(struct backend *b, const struct job_state *j, int n)
 {
-	const struct node_spec *ns = &b->cluster->nodes[n];
+	const struct node_spec *ns = &backend_placing(b)->nodes[n];
 	int	 slots = j->spec.resources.device == DEVICE_CUDA ?
 	    ns->cuda_slots : ns->cpu_slots;
 

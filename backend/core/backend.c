@@ -161,6 +161,11 @@ backend_open(const struct backend_opts *o, char *err, size_t errlen)
 	if ((b->console_fd = net_listen_unix(path, err, errlen)) < 0)
 		goto fail;
 	b->store = store_create(backend_store_reply, b);
+	b->placing = *o->cluster;
+	b->placing.nodes = xcalloc((size_t)o->cluster->n_nodes + 1,
+	    sizeof *b->placing.nodes);
+	memcpy(b->placing.nodes, o->cluster->nodes, (size_t)o->cluster->n_nodes *
+	    sizeof *b->placing.nodes);
 	b->used = xcalloc((size_t)o->cluster->n_nodes, sizeof *b->used);
 	fleet_init(&b->fleet, o->cluster, b->dir);
 	b->nodes = xcalloc((size_t)b->fleet.n, sizeof *b->nodes);
@@ -217,6 +222,7 @@ backend_close(struct backend *b)
 	pthread_mutex_destroy(&b->mu);
 	pthread_mutex_destroy(&b->qmu);
 	free(b->used);
+	free(b->placing.nodes);
 	store_free(b->store);
 	journal_close(b->journal);
 	if (b->lock_fd >= 0)

@@ -1,7 +1,7 @@
 #!/bin/sh
 # A device: cuda job on the embedded cluster (CPU slots only) is refused
-# at placement with a reason naming cuda slots, and nothing runs; on a
-# node that declares a cuda slot without a device, it fails once.
+# at placement with a reason naming cuda slots, and nothing runs; so is
+# one on a node that declares a cuda slot its agent has no GPU for.
 . "$SRCDIR/tests/integration/lib.sh"
 mkdata "$T/data" 200 32
 small_job "$T/j.yaml" gjob "$T/data"
@@ -19,9 +19,9 @@ grep -q '"kind":"refused"' "$T/out" || fail "no refused event"
 ! grep -q '"t":"metrics","scope":"rank"' "$T/out" || fail "a rank ran"
 pass "cuda job refused on a cluster without cuda slots"
 
-# A node that declares a cuda slot but has no usable device: the worker
-# says why and exits before its first step; with no spare node to try,
-# the job fails at once instead of re-forming on the same node again.
+# A node that declares a cuda slot but whose agent sees no GPU (NVML)
+# gets none for placement: the cuda job is refused with both reasons,
+# and nothing runs.  (On a machine with a GPU this half is skipped.)
 if [ -e /dev/nvidia0 ]; then
 	echo "skipping the no-device half: this machine has a GPU"
 	exit 0
@@ -35,12 +35,30 @@ set +e
 "$HUNTER" run --json --cluster "$T/gpu.yaml" "$T/j.yaml" > "$T/out2" 2> "$T/err2"
 rc=$?
 set -e
-grep '"kind":"failed"' "$T/out2" | cut -c1-300
+grep '"kind":"refused"' "$T/out2" | cut -c1-300
 [ "$rc" = 1 ] || fail "the job exited $rc, expected 1"
-[ "$(grep -c '"reason":"no CUDA device' "$T/out2")" = 1 ] ||
-	fail "the worker's 'no CUDA device' should come once"
+grep -q 'node gpu0 declares 1 cuda slot but its agent sees 0 GPUs' "$T/out2" ||
+	fail "no event naming the node's missing GPU"
+grep -q "needs 1 cuda slots" "$T/err2" || fail "the job was not refused at placement"
+! grep -q '"kind":"placed"' "$T/out2" || fail "the job was placed"
+pass "a node without a GPU gets no cuda rank"
+
+# A rank that fails by itself before its first step (here: no data where
+# the job says), on a cluster with no spare to move it to, fails the job
+# once instead of re-forming on the same node again and again.
+sed 's/device: cuda/device: cpu/' "$T/j.yaml" |
+	sed "s|path: $T/data|path: $T/nodata|" > "$T/j2.yaml"
+grep -q "path: $T/nodata" "$T/j2.yaml" || fail "could not edit the job"
+set +e
+"$HUNTER" run --json --cluster "$T/gpu.yaml" "$T/j2.yaml" > "$T/out3" 2> "$T/err3"
+rc=$?
+set -e
+grep '"kind":"failed"' "$T/out3" | cut -c1-300
+[ "$rc" = 1 ] || fail "the job exited $rc, expected 1"
+[ "$(grep -c 'nodata/train-images-idx3-ubyte: No such file' "$T/out3")" = 1 ] ||
+	fail "the rank's reason should come once"
 grep -q 'before its first step, and no spare node is free to try; not restarting' \
-	"$T/out2" || fail "no give-up event"
-! grep -q '"kind":"failover"' "$T/out2" || fail "it re-formed on the same node"
-grep -q '"state":"failed"' "$T/out2" || fail "the summary is not failed"
-pass "a node without a usable device fails the job once, with the reason"
+	"$T/out3" || fail "no give-up event"
+! grep -q '"kind":"failover"' "$T/out3" || fail "it re-formed on the same node"
+grep -q '"state":"failed"' "$T/out3" || fail "the summary is not failed"
+pass "a rank that cannot start fails the job once, with its reason"
