@@ -77,7 +77,11 @@ if [ -n "$PACK" ]; then
 	head -1 "$PACK/MANIFEST"
 	mkdir -p "$BUILD"
 	rm -rf "$BUILD/lib"
-	tar -xJf "$PACK/lib.tar.xz" -C "$BUILD" || fail "unpacking the libraries"
+	# xz may be missing where Python's lzma is not.
+	tar -xJf "$PACK/lib.tar.xz" -C "$BUILD" 2>/dev/null ||
+	    python3 -c 'import sys, tarfile
+tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$PACK/lib.tar.xz" \
+	    "$BUILD" || fail "unpacking the libraries"
 	# CUDA's libraries are this machine's: the toolkit's, then the
 	# nvidia-* wheels' (NCCL is not part of the toolkit).
 	wheels=$(python3 -c 'import nvidia, os
