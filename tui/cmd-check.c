@@ -136,9 +136,9 @@ check_row(const struct fleet_node *fn, char cells[NCOLS][256])
 {
 	const struct node_spec *n = fn->spec;
 	bool	 local = strcmp(n->host, "local") == 0;
-	int	 busy = 0;
+	int	 busy = 0, usable;
 	size_t	 i;
-	json_t	*w;
+	json_t	*w, *gpus;
 
 	snprintf(cells[COL_NODE], 256, "%s", n->name);
 	if (local || n->port == 0)
@@ -158,12 +158,17 @@ check_row(const struct fleet_node *fn, char cells[NCOLS][256])
 	snprintf(cells[COL_NCCL], 256, "%s", check_version(fn, "nccl"));
 	snprintf(cells[COL_CUDA], 256, "%s", check_version(fn, "cuda"));
 	snprintf(cells[COL_DRIVER], 256, "%s", check_version(fn, "driver"));
-	/* The ranks running there hold CPU slots (no CUDA workers yet). */
+	/* The ranks running there hold slots (counted as CPU ones). */
 	json_array_foreach(json_object_get(fn->hello, "workers"), i, w)
 		busy += json_is_true(json_object_get(w, "running"));
 	snprintf(cells[COL_CPU], 256, "%d/%d", n->cpu_slots - busy > 0 ?
 	    n->cpu_slots - busy : 0, n->cpu_slots);
-	snprintf(cells[COL_GPU], 256, "%d/%d", n->cuda_slots, n->cuda_slots);
+	/* Cuda slots count only as far as the agent sees GPUs (NVML), as
+	 * placement counts them. */
+	gpus = json_object_get(fn->hello, "gpus");
+	usable = json_is_integer(gpus) && json_integer_value(gpus) <
+	    n->cuda_slots ? (int)json_integer_value(gpus) : n->cuda_slots;
+	snprintf(cells[COL_GPU], 256, "%d/%d", usable, n->cuda_slots);
 }
 
 static void
