@@ -21,6 +21,7 @@
 #include "backend/core/net.h"
 
 #define RANKLOG_RATE	20
+#define RANKLOG_READS	64
 
 void
 ranklog_open(struct agent_worker *w, int out, const char *path)
@@ -124,8 +125,12 @@ ranklog_input(struct agent *a, struct agent_worker *w)
 {
 	char	 buf[4096];
 	ssize_t	 n;
+	int	 reads = 0;
 
-	while ((n = read(w->out, buf, sizeof buf)) > 0) {
+	/* At most RANKLOG_READS reads a call: a rank that never stops
+	 * printing must not keep the agent from its other work. */
+	while (reads++ < RANKLOG_READS &&
+	    (n = read(w->out, buf, sizeof buf)) > 0) {
 		if (w->logfd >= 0 && write(w->logfd, buf, (size_t)n) != n)
 			agent_log(a, "%s rank %d: writing its log: %s", w->job,
 			    w->rank, strerror(errno));
@@ -139,6 +144,8 @@ ranklog_input(struct agent *a, struct agent_worker *w)
 				ranklog_line(a, w);
 		}
 	}
+	if (reads > RANKLOG_READS)
+		return;			/* more next time */
 	if (n == 0 || (errno != EAGAIN && errno != EINTR))
 		ranklog_close(a, w);
 }
