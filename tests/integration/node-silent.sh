@@ -74,7 +74,7 @@ first = next(i for i, l in enumerate(lines) if '"kind":"started"' in l)
 run = stamps[first:]
 gap = max(b - a for a, b in zip(run, run[1:]))
 print("longest silence in the stream while the job ran: %.1f s" % gap)
-assert gap < 4, gap
+assert gap < 6, gap        # the stall it guards against was 10 s
 PYEOF
 grep -q '"kind":"refused".*"node":"mute"' "$T/out" ||
 	fail "the silent node's error was not reported"
