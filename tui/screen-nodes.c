@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "backend/core/xmalloc.h"
 #include "tui/console.h"
 #include "tui/draw.h"
 
@@ -59,6 +60,22 @@ nodes_visible(struct console *c, int *vis)
 		qsort(vis, (size_t)n, sizeof *vis, nodes_cmp);
 	}
 	return n;
+}
+
+/* The visible nodes (free them) and, in *p, the selected one's place
+ * among them (0 when it is not shown). */
+static int *
+nodes_cursor(struct console *c, int *n, int *p)
+{
+	int	*vis = xcalloc((size_t)backend_nnodes(c->b) + 1, sizeof *vis);
+
+	*n = nodes_visible(c, vis);
+	*p = 0;
+	for (int k = 0; k < *n; k++) {
+		if (vis[k] == c->node)
+			*p = k;
+	}
+	return vis;
 }
 
 /* "job: r0 9.0ms r1 8.8ms" for each job with a rank on the node. */
@@ -145,7 +162,7 @@ static void
 nodes_draw(struct console *c)
 {
 	int	 H = console_height(), W = COLS, cols = W / NODE_W, rows;
-	int	*vis, n, p = 0, top;
+	int	*vis, n, p, top;
 	uint64_t key = console_mix(console_mix(c->ui_gen, c->feed.gen_nodes),
 	    c->feed.gen_jobs);
 	WINDOW	*w;
@@ -154,15 +171,9 @@ nodes_draw(struct console *c)
 	cols = cols < 1 ? 1 : cols;
 	rows = (H - 1) / NODE_H;
 	rows = rows < 1 ? 1 : rows;
-	vis = calloc((size_t)backend_nnodes(c->b) + 1, sizeof *vis);
-	if (vis == NULL)
-		abort();
-	n = nodes_visible(c, vis);
-	for (int k = 0; k < n; k++) {
-		if (vis[k] == c->node)
-			p = k;
+	vis = nodes_cursor(c, &n, &p);
+	for (int k = 0; k < n; k++)
 		key = console_mix(key, backend_node_at(c->b, vis[k])->up);
-	}
 	if (n > 0)
 		c->node = vis[p];
 	top = c->scroll[SCR_NODES];
@@ -192,17 +203,10 @@ nodes_draw(struct console *c)
 static int
 nodes_move(struct console *c, int dy, int dx)
 {
-	int	*vis, n, p = 0, cols = COLS / NODE_W, step;
+	int	*vis, n, p, cols = COLS / NODE_W, step;
 
 	cols = cols < 1 ? 1 : cols;
-	vis = calloc((size_t)backend_nnodes(c->b) + 1, sizeof *vis);
-	if (vis == NULL)
-		abort();
-	n = nodes_visible(c, vis);
-	for (int k = 0; k < n; k++) {
-		if (vis[k] == c->node)
-			p = k;
-	}
+	vis = nodes_cursor(c, &n, &p);
 	step = dy > 1 || dy < -1 ? dy / NODE_H * cols : dy * cols;
 	p += dx + step;
 	p = p < 0 ? 0 : p >= n ? n - 1 : p;
@@ -237,8 +241,6 @@ static int
 nodes_sort(struct console *c)
 {
 	c->sort_col[SCR_NODES] = (c->sort_col[SCR_NODES] + 1) % 3;
-	if (c->sort_col[SCR_NODES] < 0)
-		c->sort_col[SCR_NODES] = 0;
 	return ACT_REDRAW;
 }
 

@@ -39,6 +39,7 @@
 #include <gloo/transport/tcp/device.h>
 
 #include "backend/comm/comm-backend.h"
+#include "backend/core/errf.h"
 
 namespace {
 
@@ -124,18 +125,6 @@ struct comm_gloo {
 	std::shared_ptr<gloo::rendezvous::Context> ctx;
 };
 
-static void __attribute__((format(printf, 3, 4)))
-comm_errf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list	ap;
-
-	if (err == nullptr || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 /*
  * Gloo writes to its sockets with writev(2), which raises SIGPIPE when a
  * peer has died; a worker must get "Connection closed by peer" instead of
@@ -163,7 +152,7 @@ gloo_init(const struct comm_config *cf, const struct comm_store *cs,
 {
 	if (cf->world > 1 && (cf->bind_addr == nullptr ||
 	    *cf->bind_addr == '\0')) {
-		comm_errf(err, errlen, "comm: rank %d has no address to bind",
+		errf(err, errlen, "comm: rank %d has no address to bind",
 		    cf->rank);
 		return nullptr;
 	}
@@ -171,7 +160,7 @@ gloo_init(const struct comm_config *cf, const struct comm_store *cs,
 	std::unique_ptr<struct comm_gloo> c(new (std::nothrow)
 	    struct comm_gloo());
 	if (!c) {
-		comm_errf(err, errlen, "comm: out of memory");
+		errf(err, errlen, "comm: out of memory");
 		return nullptr;
 	}
 	c->rank = cf->rank;
@@ -195,13 +184,13 @@ gloo_init(const struct comm_config *cf, const struct comm_store *cs,
 		c->ctx->setTimeout(ms(c->timeout_ms));
 		c->ctx->connectFullMesh(*c->prefix, c->dev);
 	} catch (const std::exception &e) {
-		comm_errf(err, errlen, "rendezvous of rank %d of %d "
+		errf(err, errlen, "rendezvous of rank %d of %d "
 		    "(generation %d, %s): %s", cf->rank, cf->world,
 		    cf->generation, cf->bind_addr, e.what());
 		gloo_destroy(c.release());
 		return nullptr;
 	} catch (...) {
-		comm_errf(err, errlen, "rendezvous of rank %d of %d "
+		errf(err, errlen, "rendezvous of rank %d of %d "
 		    "(generation %d, %s): unknown exception", cf->rank,
 		    cf->world, cf->generation, cf->bind_addr);
 		gloo_destroy(c.release());
@@ -221,7 +210,7 @@ comm_run(struct comm_gloo *c, const std::string &what, char *err, size_t errlen,
     F fn)
 {
 	if (!c->failed.empty()) {
-		comm_errf(err, errlen, "%s: group failed earlier (%s)",
+		errf(err, errlen, "%s: group failed earlier (%s)",
 		    what.c_str(), c->failed.c_str());
 		return -1;
 	}
@@ -233,7 +222,7 @@ comm_run(struct comm_gloo *c, const std::string &what, char *err, size_t errlen,
 	} catch (...) {
 		c->failed = "unknown exception";
 	}
-	comm_errf(err, errlen, "%s: %s", what.c_str(), c->failed.c_str());
+	errf(err, errlen, "%s: %s", what.c_str(), c->failed.c_str());
 	return -1;
 }
 

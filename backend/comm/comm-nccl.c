@@ -35,6 +35,7 @@
 #include <nccl.h>
 
 #include "backend/comm/comm-backend.h"
+#include "backend/core/errf.h"
 
 #define NCCL_SPIN_MS	1	/* poll without sleeping for this long */
 #define NCCL_NAP_NS	50000	/* then sleep this long between polls */
@@ -47,18 +48,6 @@ struct comm_nccl {
 	int		 timeout_ms;
 	char		 failed[512];	/* why the group is dead, or "" */
 };
-
-static void __attribute__((format(printf, 3, 4)))
-nccl_errf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list	ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* The source path from its backend/ on, as messages name files. */
 static const char *
@@ -89,7 +78,7 @@ nccl_check(struct comm_nccl *n, ncclResult_t r, const char *what,
 		return 0;
 	last = n != NULL && n->comm != NULL ? ncclGetLastError(n->comm) :
 	    ncclGetLastError(NULL);
-	nccl_errf(err, errlen, "%s:%d: %s: %s%s%s%s", nccl_where(file), line,
+	errf(err, errlen, "%s:%d: %s: %s%s%s%s", nccl_where(file), line,
 	    what, ncclGetErrorString(r), last != NULL && *last != '\0' ?
 	    " (" : "", last != NULL ? last : "", last != NULL && *last != '\0' ?
 	    ")" : "");
@@ -103,7 +92,7 @@ nccl_cuda_check(cudaError_t e, const char *what, const char *file, int line,
 	if (e == cudaSuccess)
 		return 0;
 	(void)cudaGetLastError();	/* clear it, it is reported here */
-	nccl_errf(err, errlen, "%s:%d: %s: %s", nccl_where(file), line, what,
+	errf(err, errlen, "%s:%d: %s: %s", nccl_where(file), line, what,
 	    cudaGetErrorString(e));
 	return -1;
 }
@@ -136,7 +125,7 @@ nccl_abandon(struct comm_nccl *n, const char *why, char *err, size_t errlen)
 		ncclCommAbort(n->comm);
 		n->comm = NULL;
 	}
-	nccl_errf(err, errlen, "%s", why);
+	errf(err, errlen, "%s", why);
 	return -1;
 }
 
@@ -192,7 +181,7 @@ static int
 nccl_ready(struct comm_nccl *n, const char *what, char *err, size_t errlen)
 {
 	if (n->failed[0] != '\0') {
-		nccl_errf(err, errlen, "%s: group failed earlier (%s)", what,
+		errf(err, errlen, "%s: group failed earlier (%s)", what,
 		    n->failed);
 		return -1;
 	}
@@ -214,18 +203,18 @@ nccl_unique_id(const struct comm_config *cf, const struct comm_store *cs,
 			return -1;
 		if (cf->world > 1 && cs->set(cs->ctx, key, id, sizeof *id) !=
 		    0) {
-			nccl_errf(err, errlen, "store: set of '%s' failed", key);
+			errf(err, errlen, "store: set of '%s' failed", key);
 			return -1;
 		}
 		return 0;
 	}
 	if (cs->get(cs->ctx, key, &val, &len, cf->timeout_ms) != 0) {
-		nccl_errf(err, errlen, "store: key '%s' not set within %d ms",
+		errf(err, errlen, "store: key '%s' not set within %d ms",
 		    key, cf->timeout_ms);
 		return -1;
 	}
 	if (len != sizeof *id) {
-		nccl_errf(err, errlen, "store: '%s' holds %zu bytes, not the "
+		errf(err, errlen, "store: '%s' holds %zu bytes, not the "
 		    "%zu of an NCCL unique id", key, len, sizeof *id);
 		free(val);
 		return -1;
@@ -247,7 +236,7 @@ nccl_init(const struct comm_config *cf, const struct comm_store *cs,
 	char			 msg[512];
 
 	if ((n = calloc(1, sizeof *n)) == NULL) {
-		nccl_errf(err, errlen, "comm: out of memory");
+		errf(err, errlen, "comm: out of memory");
 		return NULL;
 	}
 	n->rank = cf->rank;
@@ -267,7 +256,7 @@ nccl_init(const struct comm_config *cf, const struct comm_store *cs,
 	    NCCL_CHECK(n, ncclCommInitRankConfig(&n->comm, n->world, id,
 	    n->rank, &config), msg, sizeof msg) != 0 ||
 	    nccl_wait(n, 0, "ncclCommInitRankConfig", msg, sizeof msg) != 0) {
-		nccl_errf(err, errlen, "nccl rendezvous of rank %d of %d "
+		errf(err, errlen, "nccl rendezvous of rank %d of %d "
 		    "(generation %d, device %d): %s", cf->rank, cf->world,
 		    cf->generation, cf->device, msg);
 		nccl_destroy(n);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "backend/comm/comm-backend.h"
+#include "backend/core/errf.h"
 
 static const struct comm_backend *const comm_backends[] = {
 	&comm_backend_gloo,
@@ -27,18 +28,6 @@ struct comm {
 	void				*impl;
 	int				 rank, world;
 };
-
-static void __attribute__((format(printf, 3, 4)))
-comm_errf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list	ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* The backend called name, or NULL. */
 static const struct comm_backend *
@@ -60,27 +49,27 @@ comm_init(const struct comm_config *cf, const struct comm_store *cs,
 	void				*impl;
 
 	if (be == NULL) {
-		comm_errf(err, errlen, "comm backend '%s' is not built",
+		errf(err, errlen, "comm backend '%s' is not built",
 		    cf->backend != NULL ? cf->backend : "(none)");
 		return NULL;
 	}
 	if (cf->world < 1 || cf->rank < 0 || cf->rank >= cf->world) {
-		comm_errf(err, errlen, "comm: rank %d is not in a world of %d",
+		errf(err, errlen, "comm: rank %d is not in a world of %d",
 		    cf->rank, cf->world);
 		return NULL;
 	}
 	if (cf->timeout_ms <= 0) {
-		comm_errf(err, errlen, "comm: timeout of %d ms is not positive",
+		errf(err, errlen, "comm: timeout of %d ms is not positive",
 		    cf->timeout_ms);
 		return NULL;
 	}
 	if (cf->world > 1 && (cs == NULL || cs->set == NULL ||
 	    cs->get == NULL)) {
-		comm_errf(err, errlen, "comm: rank %d has no store", cf->rank);
+		errf(err, errlen, "comm: rank %d has no store", cf->rank);
 		return NULL;
 	}
 	if ((c = calloc(1, sizeof *c)) == NULL) {
-		comm_errf(err, errlen, "comm: out of memory");
+		errf(err, errlen, "comm: out of memory");
 		return NULL;
 	}
 	if ((impl = be->init(cf, cs, err, errlen)) == NULL) {
@@ -113,7 +102,7 @@ comm_broadcast(struct comm *c, void *buf, size_t len, int root, char *err,
     size_t errlen)
 {
 	if (root < 0 || root >= c->world) {
-		comm_errf(err, errlen, "broadcast from rank %d: not in a world "
+		errf(err, errlen, "broadcast from rank %d: not in a world "
 		    "of %d", root, c->world);
 		return -1;
 	}

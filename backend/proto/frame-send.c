@@ -26,20 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend/core/errf.h"
 #include "backend/core/xmalloc.h"
 #include "backend/proto/proto.h"
-
-static void __attribute__((format(printf, 3, 4)))
-frame_error(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list	ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /*
  * Whether compact JSON text holds an escaped NUL.  Outside strings
@@ -69,21 +58,21 @@ proto_encode(const json_t *msg, size_t *len, char *err, size_t errlen)
 	size_t		 n;
 
 	if (!json_is_object(msg)) {
-		frame_error(err, errlen, "message is not a JSON object");
+		errf(err, errlen, "message is not a JSON object");
 		return NULL;
 	}
 	t = json_object_get(msg, "t");
 	if (!json_is_string(t) || json_string_length(t) == 0) {
-		frame_error(err, errlen, "message has no string field \"t\"");
+		errf(err, errlen, "message has no string field \"t\"");
 		return NULL;
 	}
 	if ((n = json_dumpb(msg, NULL, 0, JSON_COMPACT)) == 0) {
-		frame_error(err, errlen, "\"%s\" message cannot be encoded",
+		errf(err, errlen, "\"%s\" message cannot be encoded",
 		    json_string_value(t));
 		return NULL;
 	}
 	if (n > PROTO_MAX_FRAME) {
-		frame_error(err, errlen, "\"%s\" message of %zu bytes exceeds "
+		errf(err, errlen, "\"%s\" message of %zu bytes exceeds "
 		    "the %u-byte limit", json_string_value(t), n,
 		    PROTO_MAX_FRAME);
 		return NULL;
@@ -91,13 +80,13 @@ proto_encode(const json_t *msg, size_t *len, char *err, size_t errlen)
 	frame = xmalloc(4 + n);
 	if (json_dumpb(msg, (char *)frame + 4, n, JSON_COMPACT) != n) {
 		free(frame);
-		frame_error(err, errlen, "\"%s\" message changed while being "
+		errf(err, errlen, "\"%s\" message changed while being "
 		    "encoded", json_string_value(t));
 		return NULL;
 	}
 	if (frame_has_nul_escape((char *)frame + 4, n)) {
 		free(frame);
-		frame_error(err, errlen, "\"%s\" message has a NUL inside a "
+		errf(err, errlen, "\"%s\" message has a NUL inside a "
 		    "string (send binary data as base64)",
 		    json_string_value(t));
 		return NULL;
