@@ -14,9 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend/core/backend-sim.h"
 #include "backend/spec/yaml-doc.h"
-#include "tui/cmd.h"
+#include "backend/core/backend-sim.h"
 #include "tui/console.h"
 #include "tui/draw.h"
 
@@ -177,7 +176,6 @@ console_backend(struct console *c, const char *cluster_file, bool takeover,
 {
 	struct backend_opts bo = { .cluster = cl, .takeover = takeover,
 	    .obs = { .ctx = &c->feed, .on_frame = feed_on_frame } };
-	struct spec_errors errs = { 0 };
 	struct backend	*b;
 	char		 err[2048];
 
@@ -187,13 +185,8 @@ console_backend(struct console *c, const char *cluster_file, bool takeover,
 		return backend_open_sim(simulate, simulate >= 256 ?
 		    simulate / 128 : 2, 1);
 	}
-	if (cluster_file == NULL)
-		spec_cluster_default(cl);
-	else if (spec_load_cluster(cluster_file, cl, &errs) != 0) {
-		spec_errors_print(stderr, &errs);
-		spec_errors_free(&errs);
+	if (spec_open_cluster(cluster_file, cl, stderr) != 0)
 		return NULL;
-	}
 	c->cluster_name = cl->name;
 	if ((b = backend_open(&bo, err, sizeof err)) == NULL)
 		fprintf(stderr, "hunter: %s\n", err);

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend/core/clock.h"
+#include "lib/clock.h"
 #include "tui/console.h"
 #include "tui/draw.h"
 

@@ -184,4 +184,9 @@ int		 modal_key(struct console *, int key);
 void		 modal_draw(struct console *);
 void		 modal_close(struct console *);
 
+/* console-open.c: `hunter [options] [JOB.yaml...]`, and whether an
+ * argument is one of its options. */
+int		 console_main(int argc, char **argv);
+bool		 console_option(const char *arg);
+
 #endif

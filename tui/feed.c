@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend/core/xmalloc.h"
+#include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
 #include "tui/feed.h"
 #include "tui/sanitize.h"

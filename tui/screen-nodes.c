@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "backend/core/xmalloc.h"
+#include "lib/xmalloc.h"
 #include "tui/console.h"
 #include "tui/draw.h"
 

@@ -23,12 +23,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend/core/clock.h"
+#include "lib/clock.h"
+#include "lib/net.h"
+#include "lib/nvml.h"
+#include "lib/statedir.h"
+#include "lib/xmalloc.h"
 #include "backend/agent/agent.h"
-#include "backend/agent/nvml.h"
-#include "backend/core/net.h"
-#include "backend/core/statedir.h"
-#include "backend/core/xmalloc.h"
 
 static int agent_sigpipe[2] = { -1, -1 };
 
@@ -100,7 +100,7 @@ agent_record(struct agent *a, const json_t *msg)
 	json_array_append_new(a->history, json_deep_copy(msg));
 }
 
-static void
+void
 agent_close_peer(struct agent *a, int i, const char *why)
 {
 	struct agent_peer *p = &a->peers[i];
@@ -268,7 +268,7 @@ agent_running_workers(const struct agent *a)
 	return n;
 }
 
-static void
+void
 agent_loop(struct agent *a)
 {
 	struct pollfd	 pfd[2 + 64 + 2 * AGENT_MAX_WORKERS];
@@ -349,7 +349,7 @@ agent_loop(struct agent *a)
 }
 
 /* Stop every worker: SIGTERM to each group, then SIGKILL after 5 s. */
-static void
+void
 agent_stop_workers(struct agent *a)
 {
 	agent_signal_workers(a, NULL, -1, SIGTERM);
@@ -362,105 +362,15 @@ agent_stop_workers(struct agent *a)
 	agent_reap(a);
 }
 
-/* Fork into the background, detached from the terminal and from the
- * caller's session, with stdio on DIR/agent.log. */
-static int
-agent_daemonize(const char *dir)
-{
-	char	 log[PATH_MAX];
-	int	 fd;
-	pid_t	 pid;
-
-	if ((pid = fork()) < 0)
-		return -1;
-	if (pid > 0)
-		_exit(0);
-	setsid();
-	if ((pid = fork()) < 0)
-		return -1;
-	if (pid > 0)
-		_exit(0);
-	snprintf(log, sizeof log, "%s/agent.log", dir);
-	if ((fd = open("/dev/null", O_RDONLY)) >= 0) {
-		dup2(fd, 0);
-		close(fd);
-	}
-	if ((fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600)) >= 0) {
-		dup2(fd, 1);
-		dup2(fd, 2);
-		close(fd);
-	}
-	return 0;
-}
-
+/* The self-pipe that SIGCHLD and SIGTERM write to, and their handlers.
+ * 0, or -1 when no pipe could be made. */
 int
-agent_main(int argc, char **argv)
+agent_signals_init(void)
 {
-	static const struct option opts[] = {
-		{ "node", required_argument, NULL, 'n' },
-		{ "dir", required_argument, NULL, 'd' },
-		{ "foreground", no_argument, NULL, 'f' },
-		{ "idle-exit", required_argument, NULL, 'i' },
-		{ "stdio", no_argument, NULL, 's' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct agent	 a = { .lfd = -1, .idle_exit_s = 900 };
 	struct sigaction sa = { .sa_handler = agent_on_signal };
-	char		 path[PATH_MAX], err[512];
-	int		 c, foreground = 0, stdio = 0;
-	ssize_t		 n;
-	FILE		*f;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "n:d:fi:s", opts, NULL)) != -1) {
-		switch (c) {
-		case 'n': snprintf(a.node, sizeof a.node, "%s", optarg); break;
-		case 'd': snprintf(a.dir, sizeof a.dir, "%s", optarg); break;
-		case 'f': foreground = 1; break;
-		case 'i': a.idle_exit_s = atoi(optarg); break;
-		case 's': stdio = 1; break;
-		default:
-			fprintf(stderr, "usage: hunter agent [--stdio] --node NAME "
-			    "--dir DIR [--foreground] [--idle-exit SECONDS]\n");
-			return 2;
-		}
-	}
-	if (a.node[0] == '\0' || a.dir[0] == '\0') {
-		fprintf(stderr, "hunter agent: --node and --dir are required\n");
-		return 2;
-	}
-	if (stdio)
-		return agent_stdio_main(a.node, a.dir, a.idle_exit_s);
-	if (mkdir_p(a.dir, 0700) != 0 || chmod(a.dir, 0700) != 0) {
-		fprintf(stderr, "hunter agent: %s: %s\n", a.dir, strerror(errno));
-		return 1;
-	}
-	snprintf(path, sizeof path, "%s/agent.sock", a.dir);
-	if ((a.lfd = net_listen_unix(path, err, sizeof err)) < 0) {
-		fprintf(stderr, "hunter agent: %s\n", err);
-		return 1;
-	}
-	if ((n = readlink("/proc/self/exe", a.exe, sizeof a.exe - 1)) <= 0) {
-		fprintf(stderr, "hunter agent: cannot find my own binary\n");
-		return 1;
-	}
-	a.exe[n] = '\0';
-	if (!foreground && agent_daemonize(a.dir) != 0) {
-		fprintf(stderr, "hunter agent: fork: %s\n", strerror(errno));
-		return 1;
-	}
-	snprintf(path, sizeof path, "%s/agent.pid", a.dir);
-	{
-		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-		if (fd >= 0 && (f = fdopen(fd, "w")) != NULL) {
-			fprintf(f, "%ld\n", (long)getpid());
-			fclose(f);
-		} else if (fd >= 0)
-			close(fd);
-	}
 	if (pipe2(agent_sigpipe, O_CLOEXEC | O_NONBLOCK) != 0)
-		return 1;
+		return -1;
 	/* Whatever started us may have blocked signals (exec keeps the
 	 * mask); the agent lives on SIGCHLD and SIGTERM, its workers too. */
 	{
@@ -474,32 +384,5 @@ agent_main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
-
-	a.sampler = sampler_create("");
-	sample_ring_init(&a.ring, AGENT_RING_SECONDS);
-	a.history = json_array();
-	a.pending = json_array();
-	agent_log(&a, "listening on %s/agent.sock (pid %ld)", a.dir, (long)getpid());
-	agent_loop(&a);
-	agent_stop_workers(&a);
-
-	snprintf(path, sizeof path, "%s/agent.sock", a.dir);
-	unlink(path);
-	snprintf(path, sizeof path, "%s/agent.pid", a.dir);
-	unlink(path);
-	while (a.npeers > 0)
-		agent_close_peer(&a, 0, "agent exiting");
-	free(a.peers);
-	for (int i = 0; i < a.nworkers; i++) {
-		json_decref(a.workers[i].last_metrics);
-		proto_reader_free(&a.workers[i].rd);
-	}
-	json_decref(a.history);
-	json_decref(a.pending);
-	sample_ring_free(&a.ring);
-	sampler_free(a.sampler);
-	nvml_close();
-	close(a.lfd);
-	agent_log(&a, "exited");
 	return 0;
 }

@@ -15,8 +15,9 @@
 
 #include <jansson.h>
 
-#include "backend/agent/sampler.h"
+#include "lib/cmd-entry.h"
 #include "backend/proto/proto.h"
+#include "backend/agent/sampler.h"
 
 #define AGENT_MAX_WORKERS	64
 #define AGENT_HISTORY_MAX	4096	/* frames kept for re-attach */
@@ -86,14 +87,20 @@ void	ranklog_close(struct agent *, struct agent_worker *);
 void	ranklog_clean(char *s, size_t n);
 
 /* The daemon (agent.c). */
+int	agent_signals_init(void);
+void	agent_loop(struct agent *);
+void	agent_stop_workers(struct agent *);
+void	agent_close_peer(struct agent *, int i, const char *why);
 void	agent_to_backend(struct agent *, json_t *msg);
 bool	agent_backend_attached(struct agent *);
 void	agent_record(struct agent *, const json_t *msg);
 void	agent_log(struct agent *, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 
-/* `hunter agent --node NAME --dir DIR [--foreground] [--idle-exit S]` */
+/* `hunter agent --node NAME --dir DIR [--foreground] [--idle-exit S]`
+ * (agent-main.c). */
 int	agent_main(int argc, char **argv);
+extern const struct cmd_entry cmd_agent_entry;
 /* `hunter agent --stdio ...`: relay stdin/stdout to the node's daemon,
  * starting it if needed (stdio.c). */
 int	agent_stdio_main(const char *node, const char *dir, int idle_exit_s);

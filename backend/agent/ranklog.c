@@ -16,9 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
+#include "lib/net.h"
 #include "backend/agent/agent.h"
-#include "backend/core/clock.h"
-#include "backend/core/net.h"
 
 #define RANKLOG_RATE	20
 #define RANKLOG_READS	64

@@ -18,8 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/xmalloc.h"
 #include "backend/agent/sampler.h"
-#include "backend/core/xmalloc.h"
 
 /* Longest line handed to a parser; longer ones (the intr line of
  * /proc/stat) are cut, which no parser here minds. */

@@ -1,5 +1,5 @@
 /*
- * sampler.h: node metrics (DESIGN.md section 7) read from /proc, and from
+ * sampler.h: node metrics (docs/architecture.md, "Metrics") read from /proc, and from
  * RAPL (powercap) and hwmon where they are readable.  Every value carries
  * a validity bit: a value that cannot be read is unknown, drawn as "-",
  * never as 0.  Rates (CPU shares, bytes/s) come from the difference

@@ -27,8 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/net.h"
 #include "backend/agent/agent.h"
-#include "backend/core/net.h"
 
 /* How long a starting daemon may take to listen. */
 #define STDIO_START_TIMEOUT_MS	5000

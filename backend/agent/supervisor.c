@@ -17,8 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "lib/net.h"
 #include "backend/agent/agent.h"
-#include "backend/core/net.h"
 
 static struct agent_worker *
 agent_worker_slot(struct agent *a)

@@ -38,8 +38,8 @@
 #include <gloo/rendezvous/store.h>
 #include <gloo/transport/tcp/device.h>
 
+#include "lib/errf.h"
 #include "backend/comm/comm-backend.h"
-#include "backend/core/errf.h"
 
 namespace {
 

@@ -34,8 +34,8 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include "lib/errf.h"
 #include "backend/comm/comm-backend.h"
-#include "backend/core/errf.h"
 
 #define NCCL_SPIN_MS	1	/* poll without sleeping for this long */
 #define NCCL_NAP_NS	50000	/* then sleep this long between polls */

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/errf.h"
 #include "backend/comm/comm-backend.h"
-#include "backend/core/errf.h"
 
 static const struct comm_backend *const comm_backends[] = {
 	&comm_backend_gloo,

@@ -71,12 +71,6 @@ const char *comm_backend_name(const struct comm *);
 /* Where the group's buffers live: "host" or "device". */
 const char *comm_memory(const struct comm *);
 
-/* benchmark */
-/* `hunter bench comm`: allreduce GB/s of 2 forked ranks over loopback
- * against memcpy, on stdout.  0, or 1 with the reason on stderr.  It
- * forks, so call it before starting threads. */
-int	comm_bench(void);
-
 #ifdef __cplusplus
 }
 #endif

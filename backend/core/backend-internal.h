@@ -92,7 +92,7 @@ void	backend_choose_failover(struct backend *, struct job_state *);
  * an event saying why). */
 int	backend_migrate(struct backend *, struct job_state *, const json_t *cmd);
 
-/* backend/sched/detect.c: once a second. */
+/* backend-detect.c: once a second. */
 void	detect_tick(struct backend *, double now);
 
 /* backend-poll.c */

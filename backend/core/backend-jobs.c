@@ -12,12 +12,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend/core/backend-internal.h"
-#include "backend/core/clock.h"
-#include "backend/core/xmalloc.h"
+#include "lib/clock.h"
+#include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
 #include "backend/sched/place.h"
 #include "backend/sched/queue.h"
+#include "backend/core/backend-internal.h"
 
 /* "local0, local0, local2, local2" for events (a static buffer). */
 const char *
@@ -201,7 +201,7 @@ backend_journal_job(struct backend *b, struct job_state *j)
 }
 
 /* Versions must agree across the nodes and this console before a launch
- * (DESIGN.md section 6).  Waits up to 5 s for hellos still on their way
+ * (docs/architecture.md, "Scheduler").  Waits up to 5 s for hellos still on their way
  * when called from outside the loop with no loop thread running. */
 static int
 backend_versions_agree(struct backend *b, char *err, size_t errlen)

@@ -10,9 +10,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "backend/core/backend-internal.h"
-#include "backend/core/clock.h"
+#include "lib/clock.h"
 #include "backend/proto/proto.h"
+#include "backend/core/backend-internal.h"
 
 /* The job and rank a frame from an agent is about, if it is one of ours. */
 static struct job_state *

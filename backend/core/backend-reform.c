@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/core/backend-internal.h"
-#include "backend/core/clock.h"
-#include "backend/core/xmalloc.h"
+#include "lib/clock.h"
+#include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
+#include "backend/core/backend-internal.h"
 
 /* Slots of node n a job may take: spares count, for migration and
  * failover. */

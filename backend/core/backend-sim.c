@@ -18,12 +18,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
+#include "lib/rng.h"
+#include "lib/xmalloc.h"
+#include "backend/proto/proto.h"
 #include "backend/core/backend-internal.h"
 #include "backend/core/backend-sim.h"
-#include "backend/core/clock.h"
-#include "backend/core/rng.h"
-#include "backend/core/xmalloc.h"
-#include "backend/proto/proto.h"
 
 #define SIM_RANKS	8
 #define SIM_STRAGGLER	5	/* this rank runs slow now and then */

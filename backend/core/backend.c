@@ -17,13 +17,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend/core/clock.h"
-#include "backend/core/backend-internal.h"
-#include "backend/core/lock.h"
-#include "backend/core/net.h"
-#include "backend/core/statedir.h"
-#include "backend/core/xmalloc.h"
+#include "lib/clock.h"
+#include "lib/lock.h"
+#include "lib/net.h"
+#include "lib/statedir.h"
+#include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
+#include "backend/core/backend-internal.h"
 
 void
 backend_emit(struct backend *b, const json_t *msg)
@@ -333,20 +333,4 @@ const json_t *
 backend_events(struct backend *b)
 {
 	return b->events;
-}
-
-void
-series_push(struct series *s, float v)
-{
-	s->v[(s->head + s->len) % SERIES_LEN] = v;
-	if (s->len < SERIES_LEN)
-		s->len++;
-	else
-		s->head = (s->head + 1) % SERIES_LEN;
-}
-
-float
-series_get(const struct series *s, int i)
-{
-	return s->v[(s->head + i) % SERIES_LEN];
 }

@@ -14,25 +14,14 @@
 
 #include <jansson.h>
 
+#include "lib/series.h"
+#include "backend/spec/spec.h"
 #include "backend/agent/sampler.h"
+#include "backend/fleet/fleet.h"
 #include "backend/core/journal.h"
 #include "backend/core/store.h"
-#include "backend/fleet/fleet.h"
-#include "backend/spec/spec.h"
 
 enum rank_status { RANK_PENDING, RANK_RUNNING, RANK_EXITED, RANK_FAILED };
-
-/* A ring of the last SERIES_LEN values of one metric, for sparklines and
- * charts; one value a second for nodes, one per metrics frame for ranks. */
-#define SERIES_LEN 600
-struct series {
-	float		 v[SERIES_LEN];
-	int		 head, len;
-};
-
-void	series_push(struct series *, float);
-/* i = 0 is the oldest kept value. */
-float	series_get(const struct series *, int i);
 
 struct node_view {
 	const struct node_spec *spec;

@@ -9,8 +9,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "lib/xmalloc.h"
 #include "backend/core/journal.h"
-#include "backend/core/xmalloc.h"
 
 struct journal {
 	int	 fd;

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/core/store.h"
-#include "backend/core/xmalloc.h"
+#include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
+#include "backend/core/store.h"
 
 /* The default wait when a get names no timeout. */
 #define STORE_DEFAULT_TIMEOUT_MS 30000

@@ -1,6 +1,6 @@
 /*
  * check.c: do the nodes run the same software?  Every agent's hello
- * carries its versions (DESIGN.md section 3); a job whose ranks run
+ * carries its versions (docs/architecture.md, "Frames"); a job whose ranks run
  * different builds, or link different Gloo or NCCL, can hang in its
  * first collective, so the console compares them before it launches
  * (and `hunter check` on demand).  hunter and its build are compared with
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/core/xmalloc.h"
+#include "lib/xmalloc.h"
 #include "backend/fleet/fleet.h"
 
 /* Names listed for one variant before "and N more". */

@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend/core/clock.h"
-#include "backend/core/xmalloc.h"
+#include "lib/clock.h"
+#include "lib/xmalloc.h"
 #include "backend/fleet/fleet.h"
 
 extern const struct launcher launcher_local;

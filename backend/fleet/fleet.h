@@ -13,8 +13,8 @@
 
 #include <jansson.h>
 
-#include "backend/proto/proto.h"
 #include "backend/spec/spec.h"
+#include "backend/proto/proto.h"
 
 /* How far the last connect got, for hunter check. */
 enum fleet_stage {

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend/core/net.h"
+#include "lib/net.h"
 #include "backend/fleet/fleet.h"
 
 /* How long a starting agent may take to listen. */

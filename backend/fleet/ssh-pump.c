@@ -24,9 +24,9 @@
 
 #include <jansson.h>
 
-#include "backend/core/xmalloc.h"
-#include "backend/fleet/ssh.h"
+#include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
+#include "backend/fleet/ssh.h"
 
 /* How long poll() sleeps when nothing moves; only bounds how late a
  * packet that libssh buffered without the socket waking us is seen. */

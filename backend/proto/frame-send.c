@@ -26,8 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend/core/errf.h"
-#include "backend/core/xmalloc.h"
+#include "lib/errf.h"
+#include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
 
 /*

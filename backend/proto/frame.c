@@ -1,5 +1,5 @@
 /*
- * frame.c: the frame decoder and encoder of DESIGN.md section 3.
+ * frame.c: the frame decoder and encoder of docs/architecture.md, "Frames".
  *
  * The reader keeps the unconsumed bytes of a link in one buffer, r->buf
  * from r->off to r->len, which never grows past PROTO_READER_LIMIT (one
@@ -29,7 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend/core/xmalloc.h"
+#include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
 
 /* Below this a buffer is never shrunk; above it, freed once drained. */

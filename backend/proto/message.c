@@ -21,11 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/agent/cuda-probe.h"
-#include "backend/core/xmalloc.h"
+#include "build-id.h"
+#include "lib/cuda-probe.h"
+#include "lib/xmalloc.h"
 #include "backend/proto/gloo-version.h"
 #include "backend/proto/proto.h"
-#include "build-id.h"
 
 const char *
 proto_type(const json_t *msg)

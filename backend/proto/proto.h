@@ -1,5 +1,5 @@
 /*
- * proto.h: frames (DESIGN.md section 3).  A frame is a big-endian u32
+ * proto.h: frames (docs/architecture.md, "Frames").  A frame is a big-endian u32
  * length, at most PROTO_MAX_FRAME, followed by that many bytes holding one
  * JSON object with a string field "t", its type.  The same frames run on
  * every link: backend <-> agent (unix socket or SSH channel), agent <->
@@ -28,8 +28,8 @@
 #define MSG_METRICS	"metrics"	/* node or rank metrics */
 #define MSG_LOG		"log"		/* rank, line */
 #define MSG_EVENT	"event"		/* job, kind, rank, node, reason */
-#define MSG_EPOCH	"epoch"		/* DESIGN.md section 3 */
-#define MSG_SUMMARY	"summary"	/* DESIGN.md section 3 */
+#define MSG_EPOCH	"epoch"		/* docs/architecture.md, "Frames" */
+#define MSG_SUMMARY	"summary"	/* docs/architecture.md, "Frames" */
 #define MSG_STORE	"store"		/* op: set|get|wait|value|error */
 #define MSG_CMD		"cmd"		/* cmd: launch|stop|pause|... */
 #define MSG_EXIT	"exit"		/* rank, pid, status or signal */
@@ -79,7 +79,7 @@ const char *proto_type(const json_t *msg);
 int	proto_is(const json_t *msg, const char *type);
 
 /* A hello message for this process: protocol version and the versions of
- * DESIGN.md section 3, plus role ("backend", "agent", "worker", "ctl")
+ * docs/architecture.md ("Frames"), plus role ("backend", "agent", "worker", "ctl")
  * and node name (may be NULL). */
 json_t	*proto_hello(const char *role, const char *node);
 

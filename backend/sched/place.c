@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/core/xmalloc.h"
+#include "lib/xmalloc.h"
 #include "backend/sched/place.h"
 
 static int

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/core/xmalloc.h"
+#include "lib/xmalloc.h"
 #include "backend/sched/place.h"
 #include "backend/sched/queue.h"
 

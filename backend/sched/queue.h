@@ -29,7 +29,4 @@ int	queue_admissible(const struct cluster_spec *, const struct job_spec *,
 int	queue_schedule(const struct cluster_spec *, int *used,
 	    struct queue_entry *, int n);
 
-/* `hunter bench sched` (sched-bench.c). */
-int	sched_bench(void);
-
 #endif

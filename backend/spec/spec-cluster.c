@@ -1,5 +1,5 @@
 /*
- * spec-cluster.c: the cluster file of DESIGN.md section 4, and the cluster
+ * spec-cluster.c: the cluster file of hunter(1), JOB FILES, and the cluster
  * hunter uses when given none.  Names, racks and users are restricted to
  * [A-Za-z0-9._-] and hosts to what a host name or address can hold,
  * because all of them end up on ssh command lines and in paths.

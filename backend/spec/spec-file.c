@@ -96,6 +96,22 @@ spec_load_cluster(const char *path, struct cluster_spec *c,
 	return rc;
 }
 
+int
+spec_open_cluster(const char *file, struct cluster_spec *c, FILE *out)
+{
+	struct spec_errors errs = { 0 };
+
+	if (file == NULL) {
+		spec_cluster_default(c);
+		return 0;
+	}
+	if (spec_load_cluster(file, c, &errs) == 0)
+		return 0;
+	spec_errors_print(out, &errs);
+	spec_errors_free(&errs);
+	return -1;
+}
+
 /* A line that starts with key, a colon and then space or nothing. */
 static bool
 file_has_key(const char *buf, size_t len, const char *key)

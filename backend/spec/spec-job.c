@@ -1,5 +1,5 @@
 /*
- * spec-job.c: the job file of DESIGN.md section 4.  The tables below are
+ * spec-job.c: the job file of hunter(1), JOB FILES.  The tables below are
  * the schema: one spec_field per key, nested as the YAML is, each with its
  * type, range and place in struct job_spec; spec_job_defaults is the other
  * half, the value of every key not written.  What a table cannot say (the

@@ -1,5 +1,5 @@
 /*
- * spec.h: job and cluster specs (DESIGN.md section 4), read from YAML with
+ * spec.h: job and cluster specs (hunter(1), JOB FILES), read from YAML with
  * libyaml into validated structs.  Every optional key has a default; every
  * error a user can cause comes back in a spec_errors list as
  * "file:line:col: message", never as a crash.
@@ -157,6 +157,9 @@ void	spec_cluster_free(struct cluster_spec *);
 /* The embedded default: this machine as 4 virtual nodes in 2 racks, each
  * with 2 CPU slots, the fourth a spare. */
 void	spec_cluster_default(struct cluster_spec *);
+/* The cluster of file, or the embedded default when file is NULL; its
+ * errors are printed to out.  0 or -1. */
+int	spec_open_cluster(const char *file, struct cluster_spec *, FILE *out);
 
 /* Whether a file looks like a cluster file (a top-level "cluster" or
  * "nodes" key) rather than a job file; used by hunter validate. */

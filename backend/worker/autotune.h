@@ -1,5 +1,5 @@
 /*
- * autotune.h: the micro-batch search of DESIGN.md section 5.  Sizes are
+ * autotune.h: the micro-batch search of docs/architecture.md, "Training".  Sizes are
  * the divisors of the per-rank batch, so gradient accumulation always
  * makes up the global batch exactly.  Double until a size does not fit
  * the memory budget (or the device runs out), then bisect between the

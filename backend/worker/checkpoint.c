@@ -20,8 +20,8 @@
 #include <jansson.h>
 #include <zlib.h>
 
-#include "backend/core/statedir.h"
-#include "backend/core/xmalloc.h"
+#include "lib/statedir.h"
+#include "lib/xmalloc.h"
 #include "backend/worker/checkpoint.h"
 
 #define CKPT_FORMAT	"hunter/1"

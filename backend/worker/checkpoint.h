@@ -1,5 +1,5 @@
 /*
- * checkpoint.h: safetensors checkpoints (DESIGN.md section 5).  The file
+ * checkpoint.h: safetensors checkpoints (docs/architecture.md, "Training").  The file
  * is an 8-byte little-endian header length, a JSON header and the raw
  * tensors, so PyTorch can read the weights.  The parameters are named
  * tensors; the optimizer state is "optim.m.NAME" (and "optim.v.NAME");

@@ -31,10 +31,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/core/rng.h"
-#include "backend/core/xmalloc.h"
-#include "backend/worker/compressor.h"
+#include "lib/rng.h"
+#include "lib/xmalloc.h"
 #include "kernels/cpu/compress.h"
+#include "backend/worker/compressor.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the wire format is little-endian and is copied as such"

@@ -73,11 +73,4 @@ void	compressor_state_save(const struct compressor *, uint8_t *out);
 int	compressor_state_load(struct compressor *, const uint8_t *in,
 	    size_t len);
 
-/* benchmark */
-/* `hunter bench compress`: sampled-threshold and exact top-k selection
- * plus encoding of 1M..64M gaussian floats at density 0.001, in GB/s of
- * input, next to memcpy of the same bytes, and whether the threshold
- * path meets 0.3x memcpy (reported, not enforced).  Returns 0. */
-int	compress_bench(void);
-
 #endif

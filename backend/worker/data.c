@@ -12,8 +12,8 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "backend/core/rng.h"
-#include "backend/core/xmalloc.h"
+#include "lib/rng.h"
+#include "lib/xmalloc.h"
 #include "backend/worker/data.h"
 
 #define IDX_MAX_SAMPLES	(1 << 24)

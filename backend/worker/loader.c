@@ -10,8 +10,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend/core/clock.h"
-#include "backend/core/xmalloc.h"
+#include "lib/clock.h"
+#include "lib/xmalloc.h"
 #include "backend/worker/data.h"
 
 struct slot {

@@ -11,9 +11,9 @@
 
 #include <cuda_runtime_api.h>
 
-#include "backend/core/xmalloc.h"
-#include "backend/worker/model-gpu.h"
+#include "lib/xmalloc.h"
 #include "kernels/cuda/cuda-kernels.h"
+#include "backend/worker/model-gpu.h"
 
 struct model_gpu {
 	const struct model *m;

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/core/rng.h"
-#include "backend/core/xmalloc.h"
-#include "backend/worker/model.h"
+#include "lib/rng.h"
+#include "lib/xmalloc.h"
 #include "kernels/cpu/kernels.h"
+#include "backend/worker/model.h"
 
 extern const struct model_type model_mlp;
 extern const struct model_type model_cnn;

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/core/xmalloc.h"
-#include "backend/worker/optimizer.h"
+#include "lib/xmalloc.h"
 #include "kernels/cpu/kernels.h"
+#include "backend/worker/optimizer.h"
 
 struct optimizer *
 optimizer_create(const struct job_spec *job, size_t n)

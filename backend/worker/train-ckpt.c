@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/core/xmalloc.h"
+#include "lib/xmalloc.h"
 #include "backend/worker/train-internal.h"
 
 /* Each rank's compressor state, gathered to every rank: the residuals

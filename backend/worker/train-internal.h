@@ -13,8 +13,8 @@
 #include "backend/worker/checkpoint.h"
 #include "backend/worker/compressor.h"
 #include "backend/worker/data.h"
-#include "backend/worker/model.h"
 #include "backend/worker/model-gpu.h"
+#include "backend/worker/model.h"
 #include "backend/worker/optimizer.h"
 #include "backend/worker/train.h"
 

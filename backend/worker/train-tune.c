@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backend/core/clock.h"
+#include "lib/clock.h"
 #include "backend/worker/train-internal.h"
 
 /*

@@ -17,15 +17,15 @@
 
 #include <zlib.h>
 
-#include "backend/core/clock.h"
-#include "backend/core/xmalloc.h"
+#include "lib/clock.h"
+#include "lib/xmalloc.h"
 #include "backend/worker/checkpoint.h"
 #include "backend/worker/compressor.h"
 #include "backend/worker/data.h"
 #include "backend/worker/model.h"
 #include "backend/worker/optimizer.h"
-#include "backend/worker/train.h"
 #include "backend/worker/train-internal.h"
+#include "backend/worker/train.h"
 
 
 

@@ -80,7 +80,7 @@ struct train_hooks {
 	void	(*on_autotune)(void *ctx, const struct autotune_trial *, int n,
 		    int micro, int accum, double seconds);
 	void	(*on_epoch)(void *ctx, const struct epoch_report *);
-	/* kind is one of DESIGN.md section 3's event kinds. */
+	/* kind is one of docs/architecture.md, "Frames"'s event kinds. */
 	void	(*on_event)(void *ctx, const char *kind, const char *reason);
 	/* The controls this rank asks for (bit i: enum train_ctl i). */
 	unsigned (*requests)(void *ctx);

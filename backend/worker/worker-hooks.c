@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend/core/clock.h"
+#include "lib/clock.h"
 #include "backend/proto/proto.h"
 #include "backend/worker/worker-internal.h"
 

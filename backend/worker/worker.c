@@ -24,15 +24,15 @@
 
 #include <cblas.h>
 
-#include "backend/core/clock.h"
-#include "backend/agent/cuda-probe.h"
-#include "backend/comm/comm.h"
-#include "backend/core/xmalloc.h"
-#include "backend/proto/proto.h"
+#include "lib/clock.h"
+#include "lib/cuda-probe.h"
+#include "lib/xmalloc.h"
 #include "backend/spec/spec.h"
+#include "backend/proto/proto.h"
+#include "backend/comm/comm.h"
 #include "backend/worker/train.h"
-#include "backend/worker/worker.h"
 #include "backend/worker/worker-internal.h"
+#include "backend/worker/worker.h"
 
 static struct worker *worker_self;
 
@@ -418,3 +418,10 @@ done:
 	json_decref(w.box);
 	return rc;
 }
+
+const struct cmd_entry cmd_worker_entry = {
+	.name = "worker",
+	.usage = "--fd N",
+	.summary = "(started by an agent) one training rank",
+	.exec = worker_main,
+};

@@ -4,6 +4,9 @@
 #ifndef HUNTER_WORKER_H
 #define HUNTER_WORKER_H
 
+#include "lib/cmd-entry.h"
+
 int	worker_main(int argc, char **argv);
+extern const struct cmd_entry cmd_worker_entry;
 
 #endif

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backend/core/rng.h"
+#include "lib/rng.h"
 
 /* fp32 <-> IEEE binary16, round to nearest even; subnormals, infinities
  * and NaN (quietened, top payload bits kept, as F16C does) handled. */

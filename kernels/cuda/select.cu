@@ -28,7 +28,7 @@
 #include <string.h>
 
 extern "C" {		/* C headers: compress_scratch_floats is C's */
-#include "backend/core/rng.h"
+#include "lib/rng.h"
 #include "kernels/cpu/compress.h"
 }
 #include "kernels/cuda/cuda-internal.cuh"

@@ -19,11 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/fuzz/target-util.h"
 #include "backend/spec/spec.h"
 #include "backend/worker/checkpoint.h"
 #include "backend/worker/model.h"
 #include "backend/worker/optimizer.h"
-#include "tests/fuzz/target-util.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

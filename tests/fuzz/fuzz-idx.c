@@ -24,8 +24,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "backend/worker/data.h"
 #include "tests/fuzz/target-util.h"
+#include "backend/worker/data.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backend/spec/spec.h"
 #include "tests/fuzz/target-util.h"
+#include "backend/spec/spec.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

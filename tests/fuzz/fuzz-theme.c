@@ -12,8 +12,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "backend/spec/spec.h"
 #include "tests/fuzz/target-util.h"
+#include "backend/spec/spec.h"
 #include "tui/theme.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);

@@ -1,5 +1,5 @@
-# sshd.sh: a private sshd on 127.0.0.1 for the SSH tests (RECIPES.md, "A
-# real sshd for tests").  Source it after lib.sh.  Nothing here reads or
+# sshd.sh: a private sshd on 127.0.0.1 for the SSH tests.  Source it
+# after lib.sh.  Nothing here reads or
 # writes ~/.ssh: the client key, the host key, known_hosts and an empty
 # ssh config all live in $T/ssh, and the cluster files name them.
 #

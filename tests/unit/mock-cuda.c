@@ -5,7 +5,7 @@
  * of kernels/cpu behind them, so that the device model's bookkeeping and
  * the train loop's cuda path (uploads, accumulation, downloads, the
  * autotuner's out-of-memory handling) run in make check.  It says nothing
- * about CUDA itself: tests/unit/test-cuda.c and bench/gpu-check.sh do,
+ * about CUDA itself: tests/unit/test-cuda.c and tests/gpu/gpu-check.sh do,
  * on a GPU.
  *
  * "Device" memory is malloc'd and counted against mock_cuda_capacity
@@ -18,9 +18,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include "tests/unit/mock-cuda.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cuda/cuda-kernels.h"
-#include "tests/unit/mock-cuda.h"
 
 size_t	mock_cuda_capacity;
 size_t	mock_cuda_used;

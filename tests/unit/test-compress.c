@@ -23,10 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/core/rng.h"
+#include "lib/rng.h"
+#include "kernels/cpu/compress.h"
 #include "backend/spec/spec.h"
 #include "backend/worker/compressor.h"
-#include "kernels/cpu/compress.h"
 
 static struct rng	tc_rng;
 

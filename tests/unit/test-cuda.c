@@ -42,15 +42,15 @@
 
 #include <cuda_runtime_api.h>
 
-#include "backend/agent/cuda-probe.h"
-#include "backend/comm/comm.h"
-#include "backend/core/rng.h"
-#include "backend/spec/spec.h"
-#include "backend/worker/model-gpu.h"
-#include "backend/worker/model.h"
+#include "lib/cuda-probe.h"
+#include "lib/rng.h"
 #include "kernels/cpu/compress.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cuda/cuda-kernels.h"
+#include "backend/spec/spec.h"
+#include "backend/comm/comm.h"
+#include "backend/worker/model-gpu.h"
+#include "backend/worker/model.h"
 
 static int		tc_gpus;	/* devices, or 0 */
 static char		tc_why[256];	/* why there are none */

@@ -26,11 +26,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend/core/rng.h"
+#include "tests/unit/mock-cuda.h"
+#include "lib/rng.h"
 #include "backend/spec/spec.h"
 #include "backend/worker/autotune.h"
 #include "backend/worker/train.h"
-#include "tests/unit/mock-cuda.h"
 
 static char	tg_dir[64];
 

@@ -1,5 +1,5 @@
 /*
- * test-nvml.c: backend/agent/nvml.c against a fake libnvidia-ml (built
+ * test-nvml.c: lib/nvml.c against a fake libnvidia-ml (built
  * beside this test as libfake-nvml.so) and against none, and
  * cuda-probe.c's answers.  Runs everywhere, with or without a GPU: the
  * real NVML is never loaded ($HUNTER_NVML_LIBRARY points elsewhere).
@@ -19,8 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend/agent/cuda-probe.h"
-#include "backend/agent/nvml.h"
+#include "lib/cuda-probe.h"
+#include "lib/nvml.h"
 
 static char	fake_path[PATH_MAX];
 

@@ -23,8 +23,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "lib/net.h"
 #include "backend/agent/agent.h"
-#include "backend/core/net.h"
 
 struct rig {
 	struct agent		 a;

@@ -1,0 +1,305 @@
+/*
+ * cmd-check.c: `hunter check`, the preflight over a cluster.  It connects
+ * to every node the way the console does (starting agents where needed),
+ * waits for each agent's hello, and prints one row per node: whether the
+ * host answered, whether the login worked, the agent's hunter version and
+ * build, Gloo, NCCL, CUDA and driver versions, and the free slots.  It
+ * exits 1 when a node cannot be reached or when the versions differ
+ * between nodes or from this console's build (fleet_check_versions).
+ *
+ * It says hello as a backend, which would take the agents over from a
+ * running console, so it takes the state directory's backend lock first
+ * and refuses while a console holds it.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "lib/clock.h"
+#include "lib/lock.h"
+#include "lib/statedir.h"
+#include "lib/xmalloc.h"
+#include "backend/spec/spec.h"
+#include "backend/fleet/fleet.h"
+#include "cmd/cmd.h"
+
+/* Seconds to wait for every hello, after the connects. */
+#define CHECK_HELLO_TIMEOUT_S	20
+
+enum { COL_NODE, COL_HOST, COL_REACH, COL_AUTH, COL_HUNTER, COL_BUILD,
+    COL_GLOO, COL_NCCL, COL_CUDA, COL_DRIVER, COL_CPU, COL_GPU, NCOLS };
+
+static const char *const check_heads[NCOLS] = { "NODE", "HOST", "REACH",
+    "AUTH", "HUNTER", "BUILD", "GLOO", "NCCL", "CUDA", "DRIVER", "FREE-CPU",
+    "FREE-CUDA" };
+
+struct check_ctx {
+	struct fleet	*f;
+	char		**errs;		/* per node, NULL when fine */
+};
+
+static void
+check_set_err(struct check_ctx *c, int i, const char *err)
+{
+	if (c->errs[i] == NULL)
+		c->errs[i] = xstrdup(err);
+}
+
+static void
+check_report(void *arg, const char *node, const char *err)
+{
+	struct check_ctx	*c = arg;
+	struct fleet_node	*fn = fleet_find(c->f, node);
+
+	if (fn != NULL)
+		check_set_err(c, (int)(fn - c->f->nodes), err);
+}
+
+/* Read frames from every linked node until its hello, an error, or the
+ * deadline. */
+static void
+check_collect(struct check_ctx *c, double deadline)
+{
+	struct fleet	*f = c->f;
+	struct pollfd	*pfd = xcalloc((size_t)f->n, sizeof *pfd);
+
+	for (;;) {
+		int n = 0, left = (int)((deadline - clock_mono()) * 1000);
+
+		for (int i = 0; i < f->n; i++) {
+			struct fleet_node *fn = &f->nodes[i];
+
+			pfd[i] = (struct pollfd){ .fd = -1 };
+			if (fn->fd >= 0 && !fn->up) {
+				pfd[i] = (struct pollfd){ .fd = fn->fd,
+				    .events = POLLIN };
+				n++;
+			}
+		}
+		if (n == 0 || left <= 0)
+			break;
+		if (poll(pfd, (nfds_t)f->n, left) < 0 && errno != EINTR)
+			break;
+		for (int i = 0; i < f->n; i++) {
+			struct fleet_node *fn = &f->nodes[i];
+			json_t	*msg;
+			ssize_t	 got;
+			int	 rc;
+
+			if (pfd[i].fd < 0 || pfd[i].revents == 0)
+				continue;
+			got = proto_reader_fill(&fn->rd, fn->fd);
+			while (!fn->up && (rc = proto_reader_next(&fn->rd,
+			    &msg)) == 1) {
+				if (proto_is(msg, MSG_HELLO)) {
+					fn->hello = json_incref(msg);
+					fn->up = true;
+				} else if (proto_is(msg, MSG_ERROR))
+					check_set_err(c, i, json_string_value(
+					    json_object_get(msg, "reason")) ?: "error");
+				json_decref(msg);
+			}
+			if (!fn->up && (got == 0 || (got < 0 && errno != EAGAIN &&
+			    errno != EINTR))) {
+				check_set_err(c, i, "the link closed before the "
+				    "agent's hello");
+				fleet_close_node(fn);
+			}
+		}
+	}
+	for (int i = 0; i < f->n; i++) {
+		if (f->nodes[i].fd >= 0 && !f->nodes[i].up)
+			check_set_err(c, i, "no hello from the agent in time");
+	}
+	free(pfd);
+}
+
+static const char *
+check_version(const struct fleet_node *fn, const char *key)
+{
+	const char *v = json_string_value(json_object_get(json_object_get(
+	    fn->hello, "versions"), key));
+
+	return !fn->up ? "-" : v != NULL ? v : "n/a";
+}
+
+/* One row of cells for a node. */
+static void
+check_row(const struct fleet_node *fn, char cells[NCOLS][256])
+{
+	const struct node_spec *n = fn->spec;
+	bool	 local = strcmp(n->host, "local") == 0;
+	int	 busy = 0, usable;
+	size_t	 i;
+	json_t	*w, *gpus;
+
+	snprintf(cells[COL_NODE], 256, "%s", n->name);
+	if (local || n->port == 0)
+		snprintf(cells[COL_HOST], 256, "%s%s%s", n->user, n->user[0] ?
+		    "@" : "", n->host);
+	else
+		snprintf(cells[COL_HOST], 256, "%s%s%s:%d", n->user, n->user[0] ?
+		    "@" : "", n->host, n->port);
+	snprintf(cells[COL_REACH], 256, "%s", fn->stage >= FLEET_REACHED ||
+	    fn->up ? "yes" : "no");
+	snprintf(cells[COL_AUTH], 256, "%s", local ? "-" : fn->stage >=
+	    FLEET_AUTHED || fn->up ? "yes" : fn->stage >= FLEET_TRUSTED ?
+	    "no" : "-");
+	snprintf(cells[COL_HUNTER], 256, "%s", check_version(fn, "hunter"));
+	snprintf(cells[COL_BUILD], 256, "%s", check_version(fn, "build"));
+	snprintf(cells[COL_GLOO], 256, "%s", check_version(fn, "gloo"));
+	snprintf(cells[COL_NCCL], 256, "%s", check_version(fn, "nccl"));
+	snprintf(cells[COL_CUDA], 256, "%s", check_version(fn, "cuda"));
+	snprintf(cells[COL_DRIVER], 256, "%s", check_version(fn, "driver"));
+	/* The ranks running there hold slots (counted as CPU ones). */
+	json_array_foreach(json_object_get(fn->hello, "workers"), i, w)
+		busy += json_is_true(json_object_get(w, "running"));
+	snprintf(cells[COL_CPU], 256, "%d/%d", n->cpu_slots - busy > 0 ?
+	    n->cpu_slots - busy : 0, n->cpu_slots);
+	/* Cuda slots count only as far as the agent sees GPUs (NVML), as
+	 * placement counts them. */
+	gpus = json_object_get(fn->hello, "gpus");
+	usable = json_is_integer(gpus) && json_integer_value(gpus) <
+	    n->cuda_slots ? (int)json_integer_value(gpus) : n->cuda_slots;
+	snprintf(cells[COL_GPU], 256, "%d/%d", usable, n->cuda_slots);
+}
+
+static void
+check_table(const struct fleet *f)
+{
+	char	(*cells)[NCOLS][256] = xcalloc((size_t)f->n, sizeof *cells);
+	int	 width[NCOLS];
+
+	for (int c = 0; c < NCOLS; c++)
+		width[c] = (int)strlen(check_heads[c]);
+	for (int i = 0; i < f->n; i++) {
+		check_row(&f->nodes[i], cells[i]);
+		for (int c = 0; c < NCOLS; c++) {
+			if ((int)strlen(cells[i][c]) > width[c])
+				width[c] = (int)strlen(cells[i][c]);
+		}
+	}
+	for (int c = 0; c < NCOLS; c++)
+		printf("%-*s%s", width[c], check_heads[c], c + 1 < NCOLS ? "  " : "\n");
+	for (int i = 0; i < f->n; i++) {
+		for (int c = 0; c < NCOLS; c++)
+			printf("%-*s%s", width[c], cells[i][c], c + 1 < NCOLS ?
+			    "  " : "\n");
+	}
+	free(cells);
+}
+
+/* The lock keeps a running console's agents from being taken over. */
+static int
+check_lock(char *dir, size_t len)
+{
+	pid_t	 holder;
+	int	 fd;
+
+	if (statedir_path(dir, len) != 0) {
+		fprintf(stderr, "hunter check: no state directory: set "
+		    "HUNTER_STATE_DIR\n");
+		return -1;
+	}
+	if (mkdir_p(dir, 0700) != 0) {
+		fprintf(stderr, "hunter check: %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
+	if ((fd = lock_take(dir, &holder)) < 0) {
+		if (holder > 0)
+			fprintf(stderr, "hunter check: a console (pid %ld) is "
+			    "using %s; checking now would take its agents over. "
+			    " Run hunter check before the console, or stop it\n",
+			    (long)holder, dir);
+		else
+			fprintf(stderr, "hunter check: %s/backend.lock: %s\n",
+			    dir, strerror(errno));
+	}
+	return fd;
+}
+
+static int
+cmd_check(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "cluster", required_argument, NULL, 'c' },
+		{ "accept-new-hostkeys", no_argument, NULL, 'A' },
+		{ "push", no_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct cluster_spec	 cluster;
+	struct fleet		 f;
+	struct check_ctx	 ctx = { .f = &f };
+	const char		*file = NULL;
+	char			 dir[4096], err[4096];
+	json_t			*own;
+	int			 c, lock, rc = 0;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "c:Aph", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': file = optarg; break;
+		case 'A': fleet_accept_new_hostkeys = true; break;
+		case 'p': fleet_push = true; break;
+		case 'h':
+			printf("usage: hunter check %s\n", cmd_check_entry.usage);
+			return 0;
+		default:
+			return cmd_usage(&cmd_check_entry);
+		}
+	}
+	if (optind != argc)
+		return cmd_usage(&cmd_check_entry);
+	if (spec_open_cluster(file, &cluster, stderr) != 0)
+		return 1;
+	if ((lock = check_lock(dir, sizeof dir)) < 0) {
+		spec_cluster_free(&cluster);
+		return 1;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	fleet_init(&f, &cluster, dir);
+	ctx.errs = xcalloc((size_t)f.n, sizeof *ctx.errs);
+	fleet_connect(&f, check_report, &ctx);
+	check_collect(&ctx, clock_mono() + CHECK_HELLO_TIMEOUT_S);
+	check_table(&f);
+	for (int i = 0; i < f.n; i++) {
+		if (ctx.errs[i] != NULL || !f.nodes[i].up) {
+			printf("node %s: %s\n", f.nodes[i].spec->name, ctx.errs[i] ?
+			    ctx.errs[i] : "not connected");
+			rc = 1;
+		}
+		free(ctx.errs[i]);
+	}
+	own = proto_hello("backend", NULL);
+	if (fleet_check_versions(&f, own, err, sizeof err) != 0) {
+		printf("%s\n", err);
+		rc = 1;
+	} else if (rc == 0)
+		printf("ok: %d node%s run%s hunter %s (build %s), as this "
+		    "console does\n", f.n, f.n == 1 ? "" : "s", f.n == 1 ? "s" :
+		    "", json_string_value(json_object_get(
+		    json_object_get(own, "versions"), "hunter")),
+		    json_string_value(json_object_get(json_object_get(own,
+		    "versions"), "build")));
+	json_decref(own);
+	free(ctx.errs);
+	fleet_free(&f);
+	spec_cluster_free(&cluster);
+	close(lock);
+	return rc;
+}
+
+const struct cmd_entry cmd_check_entry = {
+	.name = "check",
+	.usage = "[--cluster FILE] [--accept-new-hostkeys] [--push]",
+	.summary = "preflight: reach every node, compare the versions its agent reports",
+	.exec = cmd_check,
+};

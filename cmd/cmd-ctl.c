@@ -1,0 +1,94 @@
+/*
+ * cmd-ctl.c: `hunter ctl JOB CMD [ARGS]` sends a control command to the
+ * backend that runs the state directory (over its console.sock):
+ *
+ *   hunter ctl JOB pause | resume | checkpoint | stop
+ *   hunter ctl JOB migrate RANK NODE
+ *
+ * It prints the backend's answer; what then happens shows as events in
+ * the console, in `hunter run`'s output and in the journal.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/net.h"
+#include "lib/statedir.h"
+#include "backend/proto/proto.h"
+#include "cmd/cmd.h"
+
+static int
+cmd_ctl(int argc, char **argv)
+{
+	static const char *simple[] = { "pause", "resume", "checkpoint", "stop" };
+	struct proto_reader rd;
+	char		 dir[PATH_MAX], path[PATH_MAX + 16], err[512];
+	json_t		*m = NULL, *ans = NULL;
+	int		 fd, rc = 1, ok = 0;
+	char		*end;
+	long		 rank;
+
+	if (argc < 3)
+		return cmd_usage(&cmd_ctl_entry);
+	for (size_t i = 0; i < sizeof simple / sizeof simple[0]; i++) {
+		if (strcmp(argv[2], simple[i]) == 0 && argc == 3)
+			m = json_pack("{s:s, s:s, s:s}", "t", MSG_CMD, "cmd",
+			    simple[i], "job", argv[1]);
+	}
+	if (strcmp(argv[2], "migrate") == 0 && argc == 5) {
+		rank = strtol(argv[3], &end, 10);
+		if (*end != '\0' || rank < 0) {
+			fprintf(stderr, "hunter ctl: bad rank '%s'\n", argv[3]);
+			return 2;
+		}
+		m = json_pack("{s:s, s:s, s:s, s:i, s:s}", "t", MSG_CMD, "cmd",
+		    "migrate", "job", argv[1], "rank", (int)rank, "node", argv[4]);
+	}
+	if (m == NULL)
+		return cmd_usage(&cmd_ctl_entry);
+	if (statedir_path(dir, sizeof dir) != 0) {
+		fprintf(stderr, "hunter ctl: no state directory\n");
+		json_decref(m);
+		return 1;
+	}
+	snprintf(path, sizeof path, "%s/console.sock", dir);
+	if ((fd = net_connect_unix(path, err, sizeof err)) < 0) {
+		fprintf(stderr, "hunter ctl: no backend is running for %s (%s)\n",
+		    dir, err);
+		json_decref(m);
+		return 1;
+	}
+	if (proto_send_new(fd, m) != 0) {
+		fprintf(stderr, "hunter ctl: %s\n", strerror(errno));
+		close(fd);
+		return 1;
+	}
+	proto_reader_init(&rd);
+	while ((ok = proto_reader_next(&rd, &ans)) == 0) {
+		if (proto_reader_fill(&rd, fd) <= 0)
+			break;
+	}
+	if (ok == 1 && proto_is(ans, "ok")) {
+		printf("%s: %s %s\n", argv[1], argv[2],
+		    json_string_value(json_object_get(ans, "reason")) ?: "sent");
+		rc = 0;
+	} else if (ok == 1)
+		fprintf(stderr, "hunter ctl: %s\n",
+		    json_string_value(json_object_get(ans, "reason")) ?: "refused");
+	else
+		fprintf(stderr, "hunter ctl: no answer from the backend\n");
+	json_decref(ans);
+	proto_reader_free(&rd);
+	close(fd);
+	return rc;
+}
+
+const struct cmd_entry cmd_ctl_entry = {
+	.name = "ctl",
+	.usage = "JOB pause|resume|checkpoint|stop\n       hunter ctl JOB migrate RANK NODE",
+	.summary = "control a running job through the backend that runs it",
+	.exec = cmd_ctl,
+};

@@ -1,0 +1,330 @@
+/*
+ * cmd-run.c: `hunter run JOB.yaml`: the backend without the console.  It
+ * starts (or finds) the agents of the cluster, launches the job's ranks
+ * and prints progress: one line per epoch and a summary, or with --json
+ * the JSON lines of docs/architecture.md, "Frames".  Ctrl-C asks every rank to
+ * checkpoint at the same step and stop; a second Ctrl-C detaches and
+ * leaves the job running.  --attach follows a job that is already
+ * running, after the process that started it has gone.
+ */
+#include <getopt.h>
+#include <stdint.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "lib/clock.h"
+#include "backend/spec/spec.h"
+#include "backend/proto/proto.h"
+#include "backend/core/backend.h"
+#include "tui/sanitize.h"
+#include "cmd/cmd.h"
+
+struct run_ctx {
+	int	 json;
+};
+
+static volatile sig_atomic_t run_interrupts;
+
+static void
+run_on_signal(int sig)
+{
+	(void)sig;
+	run_interrupts++;
+}
+
+static void
+print_json(const json_t *obj)
+{
+	char	*s = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
+
+	printf("%s\n", s);
+	fflush(stdout);
+	free(s);
+}
+
+static double
+num(const json_t *o, const char *k)
+{
+	return json_number_value(json_object_get(o, k));
+}
+
+/* A string field, stripped of control and escape sequences: names and
+ * reasons may quote what a file or a peer said. */
+static const char *
+str(const json_t *o, const char *k)
+{
+	static char	 buf[4][2048];
+	static int	 next;
+	const char	*s = json_string_value(json_object_get(o, k));
+	char		*out = buf[next++ % 4];
+
+	sanitize(out, sizeof buf[0], s != NULL ? s : "");
+	return out;
+}
+
+static void
+run_on_frame(void *arg, const json_t *m)
+{
+	struct run_ctx	*ctx = arg;
+
+	if (proto_is(m, MSG_SUMMARY))
+		return;			/* printed once, at the end */
+	if (proto_is(m, MSG_METRICS) && json_object_get(m, "job") == NULL)
+		return;			/* node metrics: the console's */
+	if (ctx->json) {
+		print_json(m);
+		return;
+	}
+	if (proto_is(m, MSG_EPOCH)) {
+		printf("%s epoch %d/%d  loss %.4f  test_acc %.4f  samples/s "
+		    "%.0f  data_wait %.1f%%\n", str(m, "job"),
+		    (int)json_integer_value(json_object_get(m, "epoch")),
+		    (int)json_integer_value(json_object_get(m, "epochs")),
+		    num(m, "loss"), num(m, "test_acc"), num(m, "samples_per_s"),
+		    num(m, "data_wait_pct"));
+	} else if (proto_is(m, MSG_EVENT)) {
+		json_t *r = json_object_get(m, "rank");
+
+		if (json_is_integer(r) && json_integer_value(r) >= 0)
+			printf("[%s] rank %lld: %s\n", str(m, "kind"),
+			    (long long)json_integer_value(r), str(m, "reason"));
+		else
+			printf("[%s] %s\n", str(m, "kind"), str(m, "reason"));
+	} else if (proto_is(m, MSG_LOG)) {
+		printf("[log] rank %lld on %s: %s\n",
+		    (long long)json_integer_value(json_object_get(m, "rank")),
+		    str(m, "node"), str(m, "line"));
+	}
+	fflush(stdout);
+}
+
+static void
+run_summary(const struct run_ctx *ctx, const struct job_state *j)
+{
+	json_t	*s = j->summary != NULL ? json_deep_copy(j->summary) :
+	    json_pack("{s:s, s:s}", "t", MSG_SUMMARY, "job", j->name);
+
+	/* The job's state is the backend's verdict over all ranks. */
+	json_object_set_new(s, "state", json_string(j->state));
+	/* The worker's wall_s covers its own generation; a job that failed
+	 * over or restarted ran longer.  wall_s becomes the job's, from its
+	 * first launch (unknown for a job attached to after the fact). */
+	if (j->started > 0) {
+		json_object_set_new(s, "generation_wall_s",
+		    json_real(num(s, "wall_s")));
+		json_object_set_new(s, "wall_s",
+		    json_real(clock_mono() - j->started));
+	}
+	json_object_del(s, "node");
+	json_object_del(s, "run");
+	if (ctx->json)
+		print_json(s);
+	else {
+		printf("summary: %s  epochs %d  steps %lld  test_acc %.4f  "
+		    "samples/s %.0f  data_wait %.1f%%  wall %.1fs  micro %d x "
+		    "accum %d x %d ranks\n", j->state,
+		    (int)json_integer_value(json_object_get(s, "epochs")),
+		    (long long)json_integer_value(json_object_get(s, "steps")),
+		    num(s, "test_acc"), num(s, "samples_per_s"),
+		    num(s, "data_wait_pct"), num(s, "wall_s"),
+		    (int)json_integer_value(json_object_get(s, "micro_batch")),
+		    (int)json_integer_value(json_object_get(s, "accum")), j->world);
+		if (*str(s, "checkpoint") != '\0')
+			printf("checkpoint: %s\n", str(s, "checkpoint"));
+	}
+	json_decref(s);
+}
+
+/* Parse --inject KIND=VALUE[@RANK]: faults for tests, on one rank or all. */
+static int
+run_inject(const char *arg, struct submit_opts *so)
+{
+	char	 kind[32], *eq = strchr(arg, '='), *end, *at;
+	double	 v;
+	long	 rank = -1;
+	uint64_t bytes;
+
+	if (eq == NULL || (size_t)(eq - arg) >= sizeof kind)
+		goto bad;
+	memcpy(kind, arg, (size_t)(eq - arg));
+	kind[eq - arg] = '\0';
+	if ((at = strchr(eq + 1, '@')) != NULL) {
+		rank = strtol(at + 1, &end, 10);
+		if (*end != '\0' || end == at + 1 || rank < 0)
+			goto bad;
+	}
+	{
+		char	 val[64];
+		size_t	 n = at != NULL ? (size_t)(at - eq - 1) : strlen(eq + 1);
+
+		if (n == 0 || n >= sizeof val)
+			goto bad;
+		memcpy(val, eq + 1, n);
+		val[n] = '\0';
+		if (strcmp(kind, "leak") == 0) {
+			/* "1MiB/step" or "1MiB" */
+			char *slash = strstr(val, "/step");
+			if (slash != NULL)
+				*slash = '\0';
+			if (spec_parse_size(val, &bytes) != 0)
+				goto bad;
+			so->leak_bytes = (long)bytes;
+			so->leak_rank = (int)rank;
+			return 0;
+		}
+		v = strtod(val, &end);
+		if (*end != '\0' || v < 0 || v > 1e9)
+			goto bad;
+	}
+	if (strcmp(kind, "slow-data") == 0 && rank < 0)
+		so->slow_data_ms = (int)v;
+	else if (strcmp(kind, "slow") == 0) {
+		so->slow_ms = (int)v;
+		so->slow_rank = (int)rank;
+	} else if (strcmp(kind, "crash-at") == 0 && v >= 1) {
+		so->crash_at = (long)v;
+		so->crash_rank = (int)rank;
+	} else
+		goto bad;
+	return 0;
+bad:
+	fprintf(stderr, "hunter run: bad --inject '%s' (known: slow-data=MS, "
+	    "slow=MS[@RANK], leak=SIZE/step[@RANK], crash-at=STEP[@RANK])\n",
+	    arg);
+	return -1;
+}
+
+static int
+cmd_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "resume", no_argument, NULL, 'r' },
+		{ "attach", no_argument, NULL, 'a' },
+		{ "cluster", required_argument, NULL, 'c' },
+		{ "takeover", no_argument, NULL, 'T' },
+		{ "stop-after-epochs", required_argument, NULL, 'e' },
+		{ "trace-steps", required_argument, NULL, 's' },
+		{ "inject", required_argument, NULL, 'i' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct run_ctx		 ctx = { 0 };
+	struct submit_opts	 so = { .slow_rank = -1, .leak_rank = -1,
+	    .crash_rank = -1 };
+	struct cluster_spec	 cluster;
+	struct backend_opts	 bo = { .cluster = &cluster,
+	    .obs = { .ctx = &ctx, .on_frame = run_on_frame } };
+	struct backend		*b;
+	struct job_state	*j;
+	struct sigaction	 sa = { .sa_handler = run_on_signal };
+	const char		*cluster_file = NULL, *name = NULL;
+	char			 err[2048];
+	int			 c, attach = 0, asked = 0, rc;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "jrac:Te:s:i:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': ctx.json = 1; break;
+		case 'r': so.resume = true; break;
+		case 'a': attach = 1; break;
+		case 'c': cluster_file = optarg; break;
+		case 'T': bo.takeover = true; break;
+		case 'e':
+		case 's':
+			if (atoi(optarg) <= 0) {
+				fprintf(stderr, "hunter run: --%s wants a positive "
+				    "number\n", c == 'e' ? "stop-after-epochs" :
+				    "trace-steps");
+				return 2;
+			}
+			*(c == 'e' ? &so.stop_after_epochs : &so.trace_steps) =
+			    atoi(optarg);
+			break;
+		case 'i':
+			if (run_inject(optarg, &so) != 0)
+				return 2;
+			break;
+		case 'h':
+			printf("usage: hunter run %s\n", cmd_run_entry.usage);
+			return 0;
+		default:
+			return cmd_usage(&cmd_run_entry);
+		}
+	}
+	if (attach ? optind < argc - 1 : optind != argc - 1)
+		return cmd_usage(&cmd_run_entry);
+	if (optind < argc)
+		name = argv[optind];
+	if (!attach) {
+		struct job_spec		 job;
+		struct spec_errors	 errs = { 0 };
+
+		if (spec_load_job(name, &job, &errs) != 0) {
+			spec_errors_print(stderr, &errs);
+			spec_errors_free(&errs);
+			return 1;
+		}
+	}
+	if (spec_open_cluster(cluster_file, &cluster, stderr) != 0)
+		return 1;
+	if ((b = backend_open(&bo, err, sizeof err)) == NULL) {
+		fprintf(stderr, "hunter run: %s\n", err);
+		spec_cluster_free(&cluster);
+		return 1;
+	}
+	rc = attach ? backend_attach(b, name, err, sizeof err) :
+	    backend_submit(b, name, &so, err, sizeof err);
+	if (rc != 0) {
+		fprintf(stderr, "hunter run: %s\n", err);
+		backend_close(b);
+		spec_cluster_free(&cluster);
+		return 1;
+	}
+	j = backend_job(b, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	rc = 0;
+	while (!j->done) {
+		if (backend_poll(b, 200) != 0) {
+			fprintf(stderr, "hunter run: detached (another console "
+			    "took over); job %s keeps running\n", j->name);
+			rc = 3;
+			break;
+		}
+		if (run_interrupts == 1 && !asked) {
+			fprintf(stderr, "hunter run: stopping %s at the next step "
+			    "(Ctrl-C again to detach and leave it running)\n",
+			    j->name);
+			backend_stop_job(b, j->name);
+			asked = 1;
+		} else if (run_interrupts > 1) {
+			fprintf(stderr, "hunter run: detached; job %s keeps "
+			    "running (hunter run --attach follows it)\n", j->name);
+			rc = 130;
+			break;
+		}
+		j = backend_job(b, NULL);
+	}
+	if (j->done) {
+		run_summary(&ctx, j);
+		rc = strcmp(j->state, "failed") == 0 ? 1 : run_interrupts ? 130 : 0;
+	}
+	backend_close(b);
+	spec_cluster_free(&cluster);
+	return rc;
+}
+
+const struct cmd_entry cmd_run_entry = {
+	.name = "run",
+	.usage = "[--json] [--cluster FILE] [--resume] [--takeover] "
+	    "[--stop-after-epochs N] [--trace-steps N] [--inject KIND=VALUE[@RANK]] "
+	    "JOB.yaml\n       hunter run --attach [--json] [JOB-NAME]",
+	.summary = "run a job on the cluster without the console; progress lines or JSON lines on stdout",
+	.exec = cmd_run,
+};

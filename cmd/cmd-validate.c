@@ -1,0 +1,47 @@
+/*
+ * cmd-validate.c: `hunter validate FILE...` checks job and cluster files
+ * and prints every error as file:line:col: message.
+ */
+#include <stdio.h>
+
+#include "backend/spec/spec.h"
+#include "cmd/cmd.h"
+
+static int
+cmd_validate(int argc, char **argv)
+{
+	int	 bad = 0;
+
+	if (argc < 2)
+		return cmd_usage(&cmd_validate_entry);
+	for (int i = 1; i < argc; i++) {
+		struct spec_errors errs = { 0 };
+		int	 rc;
+
+		if (spec_is_cluster_file(argv[i])) {
+			struct cluster_spec c;
+
+			rc = spec_load_cluster(argv[i], &c, &errs);
+			if (rc == 0)
+				spec_cluster_free(&c);
+		} else {
+			struct job_spec j;
+
+			rc = spec_load_job(argv[i], &j, &errs);
+		}
+		if (rc != 0) {
+			spec_errors_print(stdout, &errs);
+			bad = 1;
+		} else
+			printf("%s: ok\n", argv[i]);
+		spec_errors_free(&errs);
+	}
+	return bad;
+}
+
+const struct cmd_entry cmd_validate_entry = {
+	.name = "validate",
+	.usage = "FILE...",
+	.summary = "check job and cluster files; print file:line:col: message for each error",
+	.exec = cmd_validate,
+};

@@ -1,0 +1,134 @@
+/*
+ * hunter.c: the program entry.  Dispatches to the subcommands of the
+ * command table, answers --version and --help, and runs the console
+ * when no subcommand is named: `hunter`, `hunter JOB.yaml...`, or
+ * `hunter --theme NAME ...`.
+ */
+#include <gnu/libc-version.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cblas.h>
+#include <curses.h>
+#include <jansson.h>
+#include <libssh/libssh.h>
+#include <yaml.h>
+#include <zlib.h>
+
+#include "build-id.h"
+#include "lib/cuda-probe.h"
+#include "backend/proto/gloo-version.h"
+#include "backend/worker/worker.h"
+#include "backend/agent/agent.h"
+#include "tui/console.h"
+#include "cmd/cmd.h"
+
+static const struct cmd_entry *cmd_table[] = {
+	&cmd_run_entry,
+	&cmd_validate_entry,
+	&cmd_check_entry,
+	&cmd_bench_entry,
+	&cmd_agent_entry,
+	&cmd_ctl_entry,
+	&cmd_worker_entry,
+};
+#define N_CMDS (sizeof cmd_table / sizeof cmd_table[0])
+
+static void
+print_version(void)
+{
+	printf("hunter %s\n", PACKAGE_VERSION);
+	printf("build: %s (%s)\n", HUNTER_GIT_DESCRIBE, HUNTER_FEATURES);
+#ifdef HAVE_CUDA
+	printf("cuda: yes (runtime %s, nccl %s)\n", cuda_runtime_version(),
+	    cuda_nccl_version());
+#else
+	printf("cuda: no\n");
+#endif
+	printf("libraries:\n");
+	printf("  %-9s %s\n", "ncurses", curses_version());
+	printf("  %-9s %s\n", "libyaml", yaml_get_version_string());
+	printf("  %-9s %s\n", "libssh", ssh_version(0));
+	printf("  %-9s %s\n", "jansson", jansson_version_str());
+	printf("  %-9s %s\n", "zlib", zlibVersion());
+	printf("  %-9s %s\n", "openblas", openblas_get_config());
+	printf("  %-9s %s\n", "gloo", HUNTER_GLOO_VERSION);
+	printf("  %-9s %s\n", "libc", gnu_get_libc_version());
+}
+
+static void
+print_help(FILE *f)
+{
+	fprintf(f, "usage: hunter [--cluster FILE] [--theme NAME] [--takeover] "
+	    "[JOB.yaml...]\n       hunter COMMAND [ARGS]\n\n"
+	    "hunter trains data-parallel models on a cluster and lets an\n"
+	    "operator watch and steer them.\n\n"
+	    "  hunter [JOB.yaml...]\n"
+	    "           the console: submits each job file on the embedded\n"
+	    "           4-node local cluster (or --cluster FILE); with no job it\n"
+	    "           re-attaches to the running one.  q detaches and leaves\n"
+	    "           the jobs running; ? lists the keys.  --theme NAME picks\n"
+	    "           a theme (themes/*.yaml; or theme: NAME in\n"
+	    "           ~/.config/hunter/config.yaml); NO_COLOR is honoured.\n\n"
+	    "Commands:\n\n");
+	for (size_t i = 0; i < N_CMDS; i++)
+		fprintf(f, "  hunter %-8s %s\n           %s\n", cmd_table[i]->name,
+		    cmd_table[i]->usage, cmd_table[i]->summary);
+	fprintf(f, "\n  hunter --version  versions of hunter and its libraries\n"
+	    "  hunter --help     this text; see also hunter(1)\n\n"
+	    "State lives in $HUNTER_STATE_DIR, else $XDG_STATE_HOME/hunter,\n"
+	    "else ~/.local/state/hunter.\n");
+}
+
+int
+cmd_usage(const struct cmd_entry *cmd)
+{
+	fprintf(stderr, "usage: hunter %s %s\n", cmd->name, cmd->usage);
+	return 2;
+}
+
+/* Whether argv[1] is for the console: nothing, one of its options, or
+ * something that is not a command but looks like a job file. */
+static bool
+wants_console(int argc, char **argv)
+{
+	const char	*a = argv[1];
+	size_t		 l;
+
+	if (argc < 2)
+		return true;
+	if (a[0] == '-')
+		return console_option(a);
+	for (size_t i = 0; i < N_CMDS; i++) {
+		if (strcmp(a, cmd_table[i]->name) == 0)
+			return false;
+	}
+	l = strlen(a);
+	return access(a, F_OK) == 0 || (l > 5 && strcmp(a + l - 5, ".yaml") == 0) ||
+	    (l > 4 && strcmp(a + l - 4, ".yml") == 0);
+}
+
+int
+main(int argc, char **argv)
+{
+	if (wants_console(argc, argv))
+		return console_main(argc, argv);
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+		print_version();
+		return 0;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		print_help(stdout);
+		return 0;
+	}
+	for (size_t i = 0; i < N_CMDS; i++) {
+		if (strcmp(argv[1], cmd_table[i]->name) == 0)
+			return cmd_table[i]->exec(argc - 1, argv + 1);
+	}
+	fprintf(stderr, "hunter: unknown command '%s' (hunter --help lists "
+	    "them)\n", argv[1]);
+	return 2;
+}

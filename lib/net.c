@@ -1,0 +1,105 @@
+/*
+ * net.c: unix socket helpers.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "lib/net.h"
+
+static int
+net_addr(struct sockaddr_un *sa, const char *path, char *err, size_t errlen)
+{
+	memset(sa, 0, sizeof *sa);
+	sa->sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof sa->sun_path) {
+		snprintf(err, errlen, "socket path too long (%zu bytes, limit "
+		    "%zu): %s", strlen(path), sizeof sa->sun_path - 1, path);
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(sa->sun_path, path, strlen(path) + 1);
+	return 0;
+}
+
+int
+net_listen_unix(const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un sa;
+	mode_t		 old;
+	int		 fd;
+
+	if (net_addr(&sa, path, err, errlen) != 0)
+		return -1;
+	if (net_unix_alive(path)) {
+		snprintf(err, errlen, "%s: another process is listening there", path);
+		errno = EADDRINUSE;
+		return -1;
+	}
+	unlink(path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		goto fail;
+	old = umask(077);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+		umask(old);
+		goto fail;
+	}
+	umask(old);
+	if (chmod(path, 0600) != 0 || listen(fd, 64) != 0)
+		goto fail;
+	return fd;
+fail:
+	snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+int
+net_connect_unix(const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un sa;
+	int		 fd, saved;
+
+	if (net_addr(&sa, path, err, errlen) != 0)
+		return -1;
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		goto fail;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0)
+		goto fail;
+	return fd;
+fail:
+	saved = errno;
+	snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	errno = saved;
+	return -1;
+}
+
+int
+net_set_nonblock(int fd, int on)
+{
+	int	 fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0)
+		return -1;
+	return fcntl(fd, F_SETFL, on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK);
+}
+
+int
+net_unix_alive(const char *path)
+{
+	char	 err[256];
+	int	 fd = net_connect_unix(path, err, sizeof err);
+
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
+}
