@@ -1,19 +1,35 @@
 /*
- * place.c: placement.  pack fills nodes in order; spread puts each rank
- * on the node with the most free slots; rack splits the ranks into groups
- * of group_size, each group packed into one rack, taking first the rack
- * that holds fewest of this job's ranks (so a job's groups spread over the
- * racks), then the tightest rack that fits (so free slots stay in big
- * pieces for the next job).  Spare nodes are never used here.  One call is
- * O(nodes x racks) to index the racks, then about linear in nodes and
- * ranks (spread: nodes x ranks).
+ * place.c: placement: the table of strategies (one place-NAME.c each)
+ * and what they share: the free slots of each node (spare nodes are
+ * never used here), the check that the cluster has enough of them, and
+ * the used count once a strategy has placed every rank.  A new strategy
+ * is one file that exports a const struct place_strategy
+ * (place-internal.h), plus one line in place_table.
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "lib/xmalloc.h"
 #include "backend/sched/place.h"
+#include "backend/sched/place-internal.h"
+
+/* The first is also what a placement not in the table gets. */
+static const struct place_strategy *const place_table[] = {
+	&place_pack,
+	&place_spread,
+	&place_rack,
+	NULL
+};
+
+static const struct place_strategy *
+place_strategy_of(enum spec_placement p)
+{
+	for (int i = 0; place_table[i] != NULL; i++) {
+		if (place_table[i]->placement == p)
+			return place_table[i];
+	}
+	return place_table[0];
+}
 
 static int
 node_slots(const struct node_spec *n, const struct job_spec *job)
@@ -23,79 +39,11 @@ node_slots(const struct node_spec *n, const struct job_spec *job)
 	return job->resources.device == DEVICE_CUDA ? n->cuda_slots : n->cpu_slots;
 }
 
-/* rack_of[i] gets a dense rack number for node i; returns the count. */
-static int
-index_racks(const struct cluster_spec *c, int *rack_of)
-{
-	int	*first = xcalloc((size_t)c->n_nodes + 1, sizeof *first);
-	int	 nr = 0;
-
-	for (int i = 0; i < c->n_nodes; i++) {
-		int k = 0;
-
-		while (k < nr && strcmp(c->nodes[first[k]].rack,
-		    c->nodes[i].rack) != 0)
-			k++;
-		if (k == nr)
-			first[nr++] = i;
-		rack_of[i] = k;
-	}
-	free(first);
-	return nr;
-}
-
-static int
-place_rack(const struct cluster_spec *c, const struct job_spec *job,
-    int *freeslots, int *node_of, char *err, size_t errlen)
-{
-	int	 n = c->n_nodes, ranks = job->resources.ranks;
-	int	 group = job->resources.group_size > 0 ? job->resources.group_size : 1;
-	int	*rack_of = xcalloc((size_t)n, sizeof *rack_of);
-	int	 nr = index_racks(c, rack_of), r = 0, rc = 0;
-	int	*rfree = xcalloc((size_t)nr, sizeof *rfree);
-	int	*mine = xcalloc((size_t)nr, sizeof *mine);
-
-	for (int i = 0; i < n; i++)
-		rfree[rack_of[i]] += freeslots[i];
-	while (r < ranks) {
-		int	 want = ranks - r < group ? ranks - r : group, best = -1;
-
-		for (int k = 0; k < nr; k++) {
-			if (rfree[k] < want)
-				continue;
-			/* Fewest of this job's ranks first (balance), then the
-			 * tightest rack that fits (less fragmentation). */
-			if (best < 0 || mine[k] < mine[best] ||
-			    (mine[k] == mine[best] && rfree[k] < rfree[best]))
-				best = k;
-		}
-		if (best < 0) {
-			snprintf(err, errlen, "job %s: no rack has %d free slots "
-			    "for a group (group_size %d)", job->name, want, group);
-			rc = -1;
-			break;
-		}
-		for (int i = 0; i < n && want > 0; i++) {
-			while (rack_of[i] == best && freeslots[i] > 0 && want > 0) {
-				freeslots[i]--;
-				node_of[r++] = i;
-				want--;
-				rfree[best]--;
-				mine[best]++;
-			}
-		}
-	}
-	free(rack_of);
-	free(rfree);
-	free(mine);
-	return rc;
-}
-
 int
 place_job(const struct cluster_spec *c, const struct job_spec *job, int *used,
     int *node_of, char *err, size_t errlen)
 {
-	int	 n = c->n_nodes, ranks = job->resources.ranks, total = 0, rc = 0;
+	int	 n = c->n_nodes, ranks = job->resources.ranks, total = 0, rc;
 	int	*freeslots = xcalloc((size_t)n + 1, sizeof *freeslots);
 
 	for (int i = 0; i < n; i++) {
@@ -111,26 +59,8 @@ place_job(const struct cluster_spec *c, const struct job_spec *job, int *used,
 		free(freeslots);
 		return -1;
 	}
-	if (job->resources.placement == PLACEMENT_RACK)
-		rc = place_rack(c, job, freeslots, node_of, err, errlen);
-	else if (job->resources.placement == PLACEMENT_SPREAD) {
-		for (int r = 0; r < ranks; r++) {
-			int best = 0;
-
-			for (int i = 1; i < n; i++)
-				if (freeslots[i] > freeslots[best])
-					best = i;
-			freeslots[best]--;
-			node_of[r] = best;
-		}
-	} else {
-		for (int r = 0, i = 0; r < ranks; r++) {
-			while (freeslots[i] == 0)
-				i++;
-			freeslots[i]--;
-			node_of[r] = i;
-		}
-	}
+	rc = place_strategy_of(job->resources.placement)->place(c, job,
+	    freeslots, node_of, err, errlen);
 	if (rc == 0) {
 		for (int r = 0; r < ranks; r++)
 			used[node_of[r]]++;
