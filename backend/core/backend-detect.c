@@ -1,20 +1,12 @@
 /*
- * backend-detect.c: the detectors.  Once a second they read the state model and,
- * following each job's policy, act without the operator:
- *
- *  - a rank whose heartbeat is older than policy.failover.heartbeat_timeout
- *    is killed, which makes it a dead rank: failover;
- *  - a straggler, whose compute time per step over the window
- *    (policy.failover.for) is more than twice the median of the others', or
- *    a rank whose compute share of the time it does not spend waiting on
- *    peers stays under policy.failover.low_util while the others' median
- *    does not, is migrated to a free spare node;
- *  - a rank whose memory (RSS) grows steadily -- the least-squares slope
- *    over the last policy.leak.check_every steps, times check_every, over
- *    policy.leak.growth_limit -- is checkpointed and restarted;
- *  - the ranks of a re-formation that do not exit in time are killed.
- *
- * Each decision goes to the journal and the events with its reason.
+ * backend-detect.c: the detectors' hands.  Once a second it takes a
+ * snapshot of each live job (struct detect_job: the ranks' statuses,
+ * heartbeats and series, the nodes a rank could move to), runs the
+ * detectors over it (backend/sched/detect.h: they decide, following the
+ * job's policy) and applies what they decide: it sends the kill, marks a
+ * rank lost or left behind, migrates, restarts or fails over.  Each
+ * decision goes to the journal (backend_restart) and the events with
+ * its reason.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,30 +14,8 @@
 
 #include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
+#include "backend/sched/detect.h"
 #include "backend/core/backend-internal.h"
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double	 x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* The mean of the last n values of a series (n clamped to its length). */
-static double
-series_mean(const struct series *s, int n)
-{
-	double	 sum = 0;
-
-	if (n > s->len)
-		n = s->len;
-	if (n <= 0)
-		return 0;
-	for (int i = s->len - n; i < s->len; i++)
-		sum += series_get(s, i);
-	return sum / n;
-}
 
 static void
 kill_rank(struct backend *b, struct job_state *j, int r)
@@ -57,246 +27,117 @@ kill_rank(struct backend *b, struct job_state *j, int r)
 	json_decref(m);
 }
 
-static int
-free_spare(struct backend *b, const struct job_state *j)
+/* What the detectors may see of j; nodes and ranks are the caller's
+ * arrays of b->fleet.n and j->world. */
+static void
+snapshot(struct backend *b, struct job_state *j, double now,
+    struct detect_job *s, struct detect_node *nodes, struct detect_rank *ranks)
 {
 	for (int n = 0; n < b->fleet.n; n++) {
 		const struct node_spec *ns = &b->cluster->nodes[n];
 
-		if (ns->spare && b->fleet.nodes[n].fd >= 0 &&
-		    ns->cpu_slots - b->used[n] > 0 &&
-		    j->spec.resources.device == DEVICE_CPU)
-			return n;
+		nodes[n] = (struct detect_node){ .name = ns->name,
+		    .spare = ns->spare, .up = b->fleet.nodes[n].fd >= 0,
+		    .cpu_free = ns->cpu_slots - b->used[n] };
 	}
-	return -1;
+	for (int r = 0; r < j->world; r++) {
+		const struct rank_state *rs = &j->ranks[r];
+
+		ranks[r] = (struct detect_rank){ .node = rs->node,
+		    .running = rs->status == RANK_RUNNING, .paused = rs->paused,
+		    .last_seen = rs->last_seen, .kill_sent = rs->kill_sent,
+		    .compute_ms = &rs->h_compute_ms, .step_ms = &rs->h_step_ms,
+		    .comm_ms = &rs->h_comm_ms, .rss = &rs->h_rss,
+		    .step = &rs->h_step };
+	}
+	*s = (struct detect_job){ .name = j->name, .spec = &j->spec,
+	    .world = j->world, .generation = j->generation, .ranks = ranks,
+	    .nodes = nodes, .nnodes = b->fleet.n, .paused = j->paused,
+	    .reforming = j->restart.pending, .reform_since = j->restart.since,
+	    .fail_since = j->fail_since, .grace_until = j->grace_until,
+	    .now = now };
 }
 
-static void
-migrate_to_spare(struct backend *b, struct job_state *j, int r,
-    const char *why)
+/* Where j's ranks are now, to re-form from (the caller frees it). */
+static int *
+placement_now(const struct job_state *j)
 {
-	int	 spare = free_spare(b, j), *node_of;
+	int	*node_of = xcalloc((size_t)j->world, sizeof *node_of);
 
-	if (spare < 0)
-		return;		/* nowhere better to go */
-	node_of = xcalloc((size_t)j->world, sizeof *node_of);
 	for (int i = 0; i < j->world; i++)
 		node_of[i] = j->ranks[i].node;
-	node_of[r] = spare;
-	backend_restart(b, j, node_of, "migrated", "rank %d: %s -> %s (%s)", r,
-	    b->cluster->nodes[j->ranks[r].node].name,
-	    b->cluster->nodes[spare].name, why);
-	free(node_of);
+	return node_of;
 }
 
-/*
- * Least-squares slope of RSS against step over the samples of the last
- * `steps` steps, in bytes per step.  Only a full window is judged: the
- * samples must reach back `steps` steps.  A rank's first steps touch its
- * buffers for the first time (the model at its micro-batch, the prefetch
- * queue), and a short history made of little else would read that
- * warm-up as a leak.
- */
-static int
-rss_slope(const struct rank_state *rs, long steps, double *slope)
-{
-	double	 sx = 0, sy = 0, sxx = 0, sxy = 0, n = 0;
-	long	 newest;
-	int	 full = 0;
-
-	if (rs->h_step.len < 4)
-		return -1;
-	newest = (long)series_get(&rs->h_step, rs->h_step.len - 1);
-	for (int i = rs->h_step.len - 1; i >= 0; i--) {
-		double x = series_get(&rs->h_step, i);
-		double y = series_get(&rs->h_rss, i);
-
-		if (x < newest - steps) {
-			full = 1;
-			break;
-		}
-		sx += x;
-		sy += y;
-		sxx += x * x;
-		sxy += x * y;
-		n++;
-	}
-	if (!full || n < 4 || n * sxx - sx * sx <= 0)
-		return -1;
-	*slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
-	return 0;
-}
-
-/* The median of v[0..n) without v[skip]. */
-static double
-median_others(const double *v, int n, int skip)
-{
-	double	 tmp[1024];
-	int	 k = 0;
-
-	for (int i = 0; i < n; i++) {
-		if (i != skip)
-			tmp[k++] = v[i];
-	}
-	if (k == 0)
-		return 0;
-	qsort(tmp, (size_t)k, sizeof *tmp, cmp_double);
-	return k % 2 ? tmp[k / 2] : (tmp[k / 2 - 1] + tmp[k / 2]) / 2;
-}
-
-/* A straggler (compute per step over twice the others' median), else a
- * rank busy under the utilisation threshold while the others' median is
- * not: migrate it.  Utilisation is compute over the step less the time
- * spent waiting on peers, so a rank that waits for a straggler is not
- * blamed.  Returns whether it acted. */
-static int
-detect_slow(struct backend *b, struct job_state *j, const double *compute,
-    const double *share, int nr, int window)
-{
-	char	 why[256];
-	double	 med;
-
-	for (int r = 0; r < nr; r++) {
-		med = median_others(compute, nr, r);
-		if (med > 0 && compute[r] > 2 * med) {
-			snprintf(why, sizeof why, "straggler: %.1f ms of compute "
-			    "per step against a median of %.1f ms over %d s",
-			    compute[r], med, window);
-			migrate_to_spare(b, j, r, why);
-			return 1;
-		}
-	}
-	for (int r = 0; r < nr; r++) {
-		med = median_others(share, nr, r);
-		if (share[r] < j->spec.policy.low_util &&
-		    med >= j->spec.policy.low_util) {
-			snprintf(why, sizeof why, "utilisation %.0f%% under %.0f%% "
-			    "for %d s (the others: %.0f%%)", 100 * share[r],
-			    100 * j->spec.policy.low_util, window, 100 * med);
-			migrate_to_spare(b, j, r, why);
-			return 1;
-		}
-	}
-	return 0;
-}
-
-/*
- * A re-formation waits for the old group to exit.  Ranks that linger past
- * the timeout are killed; ranks whose agent does not answer even that are
- * left behind (they fail on their own once they run again, and their
- * frames belong to an old generation, which the backend ignores).
- */
 static void
-detect_lingering(struct backend *b, struct job_state *j, double now)
+apply(struct backend *b, struct job_state *j, const struct detect_decision *d,
+    double now)
 {
-	double	 hb = j->spec.policy.heartbeat_timeout_s, t = now - j->restart.since;
+	struct rank_state *rs = d->rank >= 0 ? &j->ranks[d->rank] : NULL;
+	const char	*node = rs ? b->cluster->nodes[rs->node].name : NULL;
+	int		*node_of;
 
-	for (int r = 0; r < j->world; r++) {
-		struct rank_state *rs = &j->ranks[r];
-
-		if (rs->status != RANK_RUNNING)
-			continue;
-		if (t > hb + 5 && rs->kill_sent == 0) {
-			kill_rank(b, j, r);
-			rs->kill_sent = now;
-		} else if (t > 2 * hb + 10) {
-			backend_event(b, j->name, "failover", r,
-			    b->cluster->nodes[rs->node].name, "rank %d of "
-			    "generation %d does not exit; leaving it behind", r,
-			    j->generation);
-			rs->status = RANK_EXITED;
-		}
+	switch (d->kind) {
+	case DETECT_KILL:
+		if (d->reason[0] != '\0')
+			backend_event(b, j->name, "failover", d->rank, node, "%s",
+			    d->reason);
+		kill_rank(b, j, d->rank);
+		rs->kill_sent = now;
+		break;
+	case DETECT_LOST:
+		rs->status = RANK_FAILED;
+		rs->exit_signal = 9;
+		snprintf(rs->exit_reason, sizeof rs->exit_reason, "%s",
+		    d->reason);
+		/* FALLTHROUGH */
+	case DETECT_FAILOVER:
+		backend_choose_failover(b, j);
+		backend_job_done(b, j);
+		break;
+	case DETECT_MIGRATE:
+		if (d->node < 0)
+			break;		/* nowhere better to go */
+		node_of = placement_now(j);
+		node_of[d->rank] = d->node;
+		backend_restart(b, j, node_of, "migrated", "rank %d: %s -> %s "
+		    "(%s)", d->rank, node, b->cluster->nodes[d->node].name,
+		    d->reason);
+		free(node_of);
+		break;
+	case DETECT_RESTART:
+		node_of = placement_now(j);
+		backend_restart(b, j, node_of, "restarted", "%s", d->reason);
+		free(node_of);
+		break;
+	case DETECT_LEAVE:
+		backend_event(b, j->name, "failover", d->rank, node, "%s",
+		    d->reason);
+		rs->status = RANK_EXITED;
+		break;
 	}
-	backend_job_done(b, j);
 }
 
 static void
 detect_job(struct backend *b, struct job_state *j, double now)
 {
-	const struct job_spec *sp = &j->spec;
-	int	 window = (int)sp->policy.low_util_for_s, nr = 0;
-	double	 compute[1024], share[1024];
+	struct detect_node *nodes = xcalloc((size_t)b->fleet.n + 1, sizeof *nodes);
+	struct detect_rank *ranks = xcalloc((size_t)j->world, sizeof *ranks);
+	int		 max = j->world + 1, n;
+	struct detect_decision *d = xcalloc((size_t)max, sizeof *d);
+	struct detect_job s;
 
-	double	 hb = sp->policy.heartbeat_timeout_s;
-
-	if (j->restart.pending) {
-		detect_lingering(b, j, now);
-		return;
-	}
-	if (j->fail_since > 0 && now - j->fail_since >= 2) {
-		backend_choose_failover(b, j);	/* no signalled rank showed up */
+	snapshot(b, j, now, &s, nodes, ranks);
+	n = detect_run(&s, d, max);
+	for (int i = 0; i < n; i++)
+		apply(b, j, &d[i], now);
+	/* A re-formation ends when the old group is gone, which a rank left
+	 * behind may have just made so. */
+	if (s.reforming)
 		backend_job_done(b, j);
-		return;
-	}
-	if (now < j->grace_until || j->paused)
-		return;
-	for (int r = 0; r < j->world; r++) {
-		struct rank_state *rs = &j->ranks[r];
-		const char *node = b->cluster->nodes[rs->node].name;
-
-		if (rs->status != RANK_RUNNING || rs->paused ||
-		    now - rs->last_seen <= hb)
-			continue;
-		if (rs->kill_sent == 0) {
-			backend_event(b, j->name, "failover", r, node, "rank %d: "
-			    "no heartbeat for %.0f s (timeout %.0f s); killing it",
-			    r, now - rs->last_seen, hb);
-			kill_rank(b, j, r);
-			rs->kill_sent = now;
-			return;
-		}
-		if (now - rs->kill_sent > hb) {
-			/* Its agent did not act on the kill: the node is lost
-			 * (stopped, cut off).  Go on without it. */
-			rs->status = RANK_FAILED;
-			rs->exit_signal = 9;
-			snprintf(rs->exit_reason, sizeof rs->exit_reason,
-			    "lost: no heartbeat and no answer from the agent "
-			    "of %s", node);
-			backend_choose_failover(b, j);
-			backend_job_done(b, j);
-			return;
-		}
-	}
-	/* Stragglers and low utilisation need a full window of samples. */
-	if (window < 1)
-		window = 1;
-	for (int r = 0; r < j->world && r < 1024; r++) {
-		const struct rank_state *rs = &j->ranks[r];
-		double	 busy = series_mean(&rs->h_step_ms, window) -
-		    series_mean(&rs->h_comm_ms, window);
-
-		if (rs->h_compute_ms.len < window) {
-			nr = 0;
-			break;
-		}
-		compute[r] = series_mean(&rs->h_compute_ms, window);
-		share[r] = busy > 0 ? compute[r] / busy : 1;
-		nr++;
-	}
-	if (nr >= 2 && detect_slow(b, j, compute, share, nr, window))
-		return;
-	for (int r = 0; r < j->world; r++) {
-		double	 slope;
-		long	 every = sp->policy.leak_check_every;
-
-		if (rss_slope(&j->ranks[r], every, &slope) != 0 ||
-		    slope * every <= (double)sp->policy.leak_growth_limit)
-			continue;
-		{
-			int *node_of = xcalloc((size_t)j->world, sizeof *node_of);
-
-			for (int i = 0; i < j->world; i++)
-				node_of[i] = j->ranks[i].node;
-			backend_restart(b, j, node_of, "restarted", "rank %d: "
-			    "memory grows %.1f MiB per %ld steps (limit %.1f "
-			    "MiB); checkpoint and restart", r,
-			    slope * every / 1048576.0, every,
-			    sp->policy.leak_growth_limit / 1048576.0);
-			free(node_of);
-		}
-		return;
-	}
+	free(d);
+	free(ranks);
+	free(nodes);
 }
 
 void

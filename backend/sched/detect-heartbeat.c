@@ -1,0 +1,42 @@
+/*
+ * detect-heartbeat.c: a running rank whose last metrics are older than
+ * policy.heartbeat_timeout_s is killed, which makes it a dead rank and
+ * brings the failover.  When its agent does not act on the kill within
+ * the timeout either, the node is lost (stopped, cut off): the rank is
+ * marked lost and the job goes on without it.  One rank a round.
+ */
+#include "backend/sched/detect-internal.h"
+
+static int
+heartbeat_run(const struct detect_job *job, struct detect_decision *out,
+    int max)
+{
+	double	 hb = job->spec->policy.heartbeat_timeout_s, now = job->now;
+
+	if (!detect_watching(job) || max < 1)
+		return 0;
+	for (int r = 0; r < job->world; r++) {
+		const struct detect_rank *rk = &job->ranks[r];
+
+		if (!rk->running || rk->paused || now - rk->last_seen <= hb)
+			continue;
+		if (rk->kill_sent == 0) {
+			detect_decide(&out[0], DETECT_KILL, r, -1, "rank %d: no "
+			    "heartbeat for %.0f s (timeout %.0f s); killing it",
+			    r, now - rk->last_seen, hb);
+			return 1;
+		}
+		if (now - rk->kill_sent > hb) {
+			detect_decide(&out[0], DETECT_LOST, r, -1, "lost: no "
+			    "heartbeat and no answer from the agent of %s",
+			    job->nodes[rk->node].name);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+const struct detector detect_heartbeat = {
+	.name = "heartbeat",
+	.run = heartbeat_run,
+};
