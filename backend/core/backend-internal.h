@@ -69,14 +69,18 @@ backend_placing(const struct backend *b)
 
 /* backend-jobs.c */
 #define BACKEND_MAX_RESTARTS 10
+/* A new job called name at the end of b->jobs, "running", zeroed. */
+struct job_state *backend_new_job(struct backend *, const char *name);
 void	backend_job_done(struct backend *, struct job_state *);
 void	backend_schedule(struct backend *);
 void	backend_launch_job(struct backend *, struct job_state *);
+/* "local0, local0, local2, local2" for events (a static buffer). */
+const char *placement_text(struct backend *, const struct job_state *);
+
+/* backend-command.c */
 int	backend_command(struct backend *, const json_t *cmd);
 /* Send a sequenced command to every node that hosts one of j's ranks. */
 void	backend_send_cmd(struct backend *, struct job_state *, enum job_cmd);
-/* "local0, local0, local2, local2" for events (a static buffer). */
-const char *placement_text(struct backend *, const struct job_state *);
 
 /* backend-reform.c */
 /* Re-form j with node_of as its placement: stop every rank at one step,
@@ -92,7 +96,8 @@ void	backend_choose_failover(struct backend *, struct job_state *);
  * an event saying why). */
 int	backend_migrate(struct backend *, struct job_state *, const json_t *cmd);
 
-/* backend-detect.c: once a second. */
+/* backend-detect.c: the detectors (backend/sched/detect.h) over each
+ * live job, and their decisions applied; once a second. */
 void	detect_tick(struct backend *, double now);
 
 /* backend-poll.c */

@@ -1,11 +1,13 @@
 /*
- * backend-jobs.c: jobs: submit (place, journal, launch), re-attach from
- * the journal, the end of a job, and the commands front ends post.
+ * backend-jobs.c: a job's life: submit (read and check the job file,
+ * queue, place, journal, launch each rank), the re-formation's relaunch
+ * as the next generation, and the end of a job, which frees its slots
+ * for the queue.  Re-attaching from the journal is backend-attach.c;
+ * the commands front ends post are backend-command.c.
  */
 #include <errno.h>
 #include <dirent.h>
 #include <sys/stat.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +17,6 @@
 #include "lib/clock.h"
 #include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
-#include "backend/sched/place.h"
 #include "backend/sched/queue.h"
 #include "backend/core/backend-internal.h"
 
@@ -44,7 +45,7 @@ backend_run_id(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static struct job_state *
+struct job_state *
 backend_new_job(struct backend *b, const char *name)
 {
 	struct job_state *j;
@@ -331,126 +332,6 @@ backend_launch_job(struct backend *b, struct job_state *j)
 		backend_launch_rank(b, j, r);
 }
 
-/* Rebuild jobs from the journal: the last "job" record of each name that
- * has no "job_end" after it is still running. */
-static void
-backend_replay_record(void *ctx, json_t *rec)
-{
-	struct backend	*b = ctx;
-	const char	*t = json_string_value(json_object_get(rec, "t"));
-	const char	*name = json_string_value(json_object_get(rec, "job"));
-	struct job_state *j;
-	struct spec_errors errs = { 0 };
-	json_t		*pl, *v;
-	size_t		 i;
-
-	if (t == NULL || name == NULL)
-		return;
-	if (strcmp(t, "job_end") == 0) {
-		if ((j = backend_job(b, name)) != NULL)
-			j->done = true;
-		return;
-	}
-	if (strcmp(t, "job") != 0)
-		return;
-	j = backend_new_job(b, name);
-	j->yaml = xstrdup(json_string_value(json_object_get(rec, "yaml")) ?: "");
-	snprintf(j->spec_file, sizeof j->spec_file, "%s",
-	    json_string_value(json_object_get(rec, "spec_file")) ?: "");
-	if (spec_parse_job(j->spec_file, j->yaml, strlen(j->yaml), &j->spec,
-	    &errs) != 0)
-		spec_job_defaults(&j->spec);
-	spec_errors_free(&errs);
-	j->world = (int)json_integer_value(json_object_get(rec, "world"));
-	j->generation = (int)json_integer_value(json_object_get(rec, "generation"));
-	j->run = json_integer_value(json_object_get(rec, "run"));
-	if (j->world <= 0 || j->world > 65536)
-		j->world = 1;
-	j->ranks = xcalloc((size_t)j->world, sizeof *j->ranks);
-	pl = json_object_get(rec, "placement");
-	json_array_foreach(pl, i, v) {
-		struct fleet_node *fn = fleet_find(&b->fleet, json_string_value(v) ?: "");
-
-		if (i < (size_t)j->world && fn != NULL) {
-			j->ranks[i].node = (int)(fn - b->fleet.nodes);
-			j->ranks[i].status = RANK_RUNNING;
-			/* Heartbeats are counted from the re-attach. */
-			j->ranks[i].last_seen = clock_mono();
-		}
-	}
-}
-
-int
-backend_attach(struct backend *b, const char *name, char *err, size_t errlen)
-{
-	char		 path[PATH_MAX + 32], why[512] = "";
-	int		 bad;
-	struct job_state *j;
-
-	snprintf(path, sizeof path, "%s/journal.jsonl", b->dir);
-	if (journal_replay(path, backend_replay_record, b, &bad, why,
-	    sizeof why) < 0) {
-		snprintf(err, errlen, "%s", why);
-		return -1;
-	}
-	if (bad > 0)
-		backend_event(b, NULL, "restarted", -1, NULL, "%s (%d line%s)",
-		    why, bad, bad == 1 ? "" : "s");
-	for (int i = b->njobs - 1; i >= 0; i--) {
-		j = &b->jobs[i];
-		if (!j->done && (name == NULL || strcmp(j->name, name) == 0)) {
-			/* Older records of the same name are history. */
-			for (int k = 0; k < i; k++) {
-				if (strcmp(b->jobs[k].name, j->name) == 0)
-					b->jobs[k].done = true;
-			}
-			j->grace_until = clock_mono() + 5;
-			for (int r = 0; r < j->world; r++)
-				b->used[j->ranks[r].node]++;
-			backend_event(b, j->name, "restarted", -1, NULL,
-			    "re-attached to %s (%d ranks)", j->name, j->world);
-			return 0;
-		}
-	}
-	snprintf(err, errlen, "no running job%s%s in %s", name ? " named " : "",
-	    name ? name : "", b->dir);
-	return -1;
-}
-
-static const char *job_cmd_names[JOB_CMD_COUNT] = { "stop", "pause",
-	"checkpoint", "resume" };
-
-/* Send a sequenced command to every node that hosts one of j's ranks. */
-void
-backend_send_cmd(struct backend *b, struct job_state *j, enum job_cmd c)
-{
-	json_t	*m = json_pack("{s:s, s:s, s:s, s:I}", "t", MSG_CMD, "cmd",
-	    job_cmd_names[c], "job", j->name, "seq", (json_int_t)++j->seq[c]);
-	bool	 sent[1024] = { false };
-
-	for (int r = 0; r < j->world; r++) {
-		int n = j->ranks[r].node;
-
-		if (n < 1024 && !sent[n]) {
-			sent[n] = true;
-			fleet_send(&b->fleet.nodes[n], m);
-		}
-	}
-	json_decref(m);
-}
-
-void
-backend_stop_job(struct backend *b, const char *name)
-{
-	struct job_state *j = backend_job(b, name);
-
-	if (j == NULL || j->done)
-		return;
-	backend_send_cmd(b, j, JOB_CMD_STOP);
-	backend_event(b, j->name, "checkpoint", -1, NULL,
-	    "stop requested: every rank checkpoints at the same step and ends");
-}
-
 /* Every rank of the old generation has exited: form the next one. */
 static void
 backend_relaunch(struct backend *b, struct job_state *j)
@@ -475,58 +356,6 @@ backend_relaunch(struct backend *b, struct job_state *j)
 	j->grace_until = clock_mono() + 3;
 	for (int r = 0; r < j->world; r++)
 		backend_launch_rank(b, j, r);
-}
-
-/* A command from a front end (posted, or from console.sock).  Returns
- * 0 when it was accepted; the outcome shows as events. */
-int
-backend_command(struct backend *b, const json_t *cmd)
-{
-	const char	*c = json_string_value(json_object_get(cmd, "cmd"));
-	const char	*name = json_string_value(json_object_get(cmd, "job"));
-	struct job_state *j;
-	char		 err[1024];
-
-	if (c == NULL)
-		return -1;
-	if (strcmp(c, "detach") == 0) {
-		b->detach = true;
-		return 0;
-	}
-	if (strcmp(c, "submit") == 0) {
-		const char *file = json_string_value(json_object_get(cmd, "file"));
-		struct submit_opts so = { .slow_rank = -1, .leak_rank = -1,
-		    .crash_rank = -1 };
-
-		if (file == NULL || backend_submit(b, file, &so, err,
-		    sizeof err) != 0) {
-			backend_event(b, NULL, "refused", -1, NULL, "%s",
-			    file ? err : "submit needs a file");
-			return -1;
-		}
-		return 0;
-	}
-	if ((j = backend_job(b, name)) == NULL || j->done) {
-		backend_event(b, name, "refused", -1, NULL, "no running job "
-		    "named '%s'", name ? name : "");
-		return -1;
-	}
-	for (int k = 0; k < JOB_CMD_COUNT; k++) {
-		if (strcmp(c, job_cmd_names[k]) != 0)
-			continue;
-		if (k == JOB_CMD_STOP) {
-			backend_stop_job(b, j->name);
-			return 0;
-		}
-		/* The ranks report "paused", "resumed" and "checkpoint"
-		 * themselves once they act, all at the same step. */
-		backend_send_cmd(b, j, (enum job_cmd)k);
-		return 0;
-	}
-	if (strcmp(c, "migrate") == 0)
-		return backend_migrate(b, j, cmd);
-	backend_event(b, j->name, "refused", -1, NULL, "unknown command '%s'", c);
-	return -1;
 }
 
 void
@@ -572,4 +401,3 @@ backend_job_done(struct backend *b, struct job_state *j)
 	json_decref(rec);
 	backend_schedule(b);		/* the freed slots may fit a queued job */
 }
-

@@ -1,0 +1,97 @@
+/*
+ * backend-command.c: the commands front ends post (or send on
+ * console.sock): submit, stop, pause, resume, checkpoint, migrate and
+ * detach, and the sequenced commands that carry them to the agents.
+ * Their outcome shows as events.
+ */
+#include <stdbool.h>
+#include <string.h>
+
+#include "backend/proto/proto.h"
+#include "backend/core/backend-internal.h"
+
+static const char *job_cmd_names[JOB_CMD_COUNT] = { "stop", "pause",
+	"checkpoint", "resume" };
+
+/* Send a sequenced command to every node that hosts one of j's ranks. */
+void
+backend_send_cmd(struct backend *b, struct job_state *j, enum job_cmd c)
+{
+	json_t	*m = json_pack("{s:s, s:s, s:s, s:I}", "t", MSG_CMD, "cmd",
+	    job_cmd_names[c], "job", j->name, "seq", (json_int_t)++j->seq[c]);
+	bool	 sent[1024] = { false };
+
+	for (int r = 0; r < j->world; r++) {
+		int n = j->ranks[r].node;
+
+		if (n < 1024 && !sent[n]) {
+			sent[n] = true;
+			fleet_send(&b->fleet.nodes[n], m);
+		}
+	}
+	json_decref(m);
+}
+
+void
+backend_stop_job(struct backend *b, const char *name)
+{
+	struct job_state *j = backend_job(b, name);
+
+	if (j == NULL || j->done)
+		return;
+	backend_send_cmd(b, j, JOB_CMD_STOP);
+	backend_event(b, j->name, "checkpoint", -1, NULL,
+	    "stop requested: every rank checkpoints at the same step and ends");
+}
+
+/* A command from a front end (posted, or from console.sock).  Returns
+ * 0 when it was accepted; the outcome shows as events. */
+int
+backend_command(struct backend *b, const json_t *cmd)
+{
+	const char	*c = json_string_value(json_object_get(cmd, "cmd"));
+	const char	*name = json_string_value(json_object_get(cmd, "job"));
+	struct job_state *j;
+	char		 err[1024];
+
+	if (c == NULL)
+		return -1;
+	if (strcmp(c, "detach") == 0) {
+		b->detach = true;
+		return 0;
+	}
+	if (strcmp(c, "submit") == 0) {
+		const char *file = json_string_value(json_object_get(cmd, "file"));
+		struct submit_opts so = { .slow_rank = -1, .leak_rank = -1,
+		    .crash_rank = -1 };
+
+		if (file == NULL || backend_submit(b, file, &so, err,
+		    sizeof err) != 0) {
+			backend_event(b, NULL, "refused", -1, NULL, "%s",
+			    file ? err : "submit needs a file");
+			return -1;
+		}
+		return 0;
+	}
+	if ((j = backend_job(b, name)) == NULL || j->done) {
+		backend_event(b, name, "refused", -1, NULL, "no running job "
+		    "named '%s'", name ? name : "");
+		return -1;
+	}
+	for (int k = 0; k < JOB_CMD_COUNT; k++) {
+		if (strcmp(c, job_cmd_names[k]) != 0)
+			continue;
+		if (k == JOB_CMD_STOP) {
+			backend_stop_job(b, j->name);
+			return 0;
+		}
+		/* The ranks report "paused", "resumed" and "checkpoint"
+		 * themselves once they act, all at the same step. */
+		backend_send_cmd(b, j, (enum job_cmd)k);
+		return 0;
+	}
+	if (strcmp(c, "migrate") == 0)
+		return backend_migrate(b, j, cmd);
+	backend_event(b, j->name, "refused", -1, NULL, "unknown command '%s'", c);
+	return -1;
+}
