@@ -1,9 +1,9 @@
 /*
  * detect-heartbeat.c: a running rank whose last metrics are older than
- * policy.heartbeat_timeout_s is killed, which makes it a dead rank and
- * brings the failover.  When its agent does not act on the kill within
- * the timeout either, the node is lost (stopped, cut off): the rank is
- * marked lost and the job goes on without it.  One rank a round.
+ * policy.failover.heartbeat_timeout is killed, which makes it a dead
+ * rank and brings the failover.  When its agent does not act on the kill
+ * within the timeout either, the node is lost (stopped, cut off): the
+ * rank is marked lost and the job goes on without it.  One rank a round.
  */
 #include "backend/sched/detect-internal.h"
 

@@ -1,7 +1,8 @@
 /*
- * place.h: placement of a job's ranks on the nodes of a cluster.
- * Capacity is counted in device slots; spare nodes are held back for
- * failover.
+ * place.h: placement of a job's ranks on the nodes of a cluster, by the
+ * strategy its job file names (resources.placement: pack, spread, rack;
+ * one place-NAME.c each, in place_table).  Capacity is counted in device
+ * slots; spare nodes are held back for failover.
  */
 #ifndef HUNTER_PLACE_H
 #define HUNTER_PLACE_H
