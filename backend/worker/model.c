@@ -232,10 +232,19 @@ model_create(const struct job_spec *job, int c, int h, int w, int classes,
     int max_batch, uint64_t seed)
 {
 	const struct model_type *type = model_type_find(job->model.type);
+
+	return type != NULL ? model_build(type, job, c, h, w, classes,
+	    max_batch, seed) : NULL;
+}
+
+struct model *
+model_build(const struct model_type *type, const struct job_spec *job,
+    int c, int h, int w, int classes, int max_batch, uint64_t seed)
+{
 	struct model	*m;
 	struct rng	 r;
 
-	if (type == NULL || spec_model_kind(job->model.type) == NULL)
+	if (spec_model_kind(job->model.type) == NULL)
 		return NULL;
 	m = xcalloc(1, sizeof *m);
 	m->type = spec_model_kind(job->model.type);

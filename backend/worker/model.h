@@ -54,6 +54,10 @@ struct model_type {
  * when the job's model kind has no builder. */
 struct model *model_create(const struct job_spec *, int c, int h, int w,
 	    int classes, int max_batch, uint64_t seed);
+/* The same with a builder of the caller's (tests); m->type stays the
+ * job's kind. */
+struct model *model_build(const struct model_type *, const struct job_spec *,
+	    int c, int h, int w, int classes, int max_batch, uint64_t seed);
 void	model_free(struct model *);
 /* Make room for batches of up to max_batch (activations only; the
  * parameters and gradients stay). */
