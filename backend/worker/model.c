@@ -87,10 +87,13 @@ model_add(struct model *m, const struct layer_type *type, const char *name,
 	snprintf(l->name, sizeof l->name, "%s", name != NULL ? name : "");
 	if (args != NULL)
 		l->args = *args;
-	l->n_src = l->args.n_src > 0 ? l->args.n_src : 1;
+	l->n_src = 1;
 	l->src[0] = idx - 1;
-	for (int j = 0; j < l->args.n_src; j++)
-		l->src[j] = l->args.src[j];
+	if (l->args.n_src > 0) {
+		l->n_src = l->args.n_src;
+		memcpy(l->src, l->args.src, sizeof l->src);
+	}
+	/* A builder's mistake, not the user's. */
 	for (int j = 0; j < l->n_src; j++) {
 		if (l->n_src > LAYER_MAX_IN || l->src[j] < -1 ||
 		    l->src[j] >= idx) {
