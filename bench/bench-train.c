@@ -24,9 +24,9 @@ bench_gemms(const struct model *m, float *a, float *b, float *c, int B)
 {
 	for (int i = 0; i < m->n_layers; i++) {
 		const struct layer *l = &m->layers[i];
-		int	 in = l->c, out = l->oc;
+		int	 in = (int)l->in_size, out = (int)l->out_size;
 
-		if (l->kind != LAYER_LINEAR)
+		if (l->type != &layer_linear)
 			continue;
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, out, in,
 		    1.0f, a, in, b, in, 0.0f, c, out);
@@ -46,8 +46,8 @@ bench_flops(const struct model *m, int B)
 	for (int i = 0; i < m->n_layers; i++) {
 		const struct layer *l = &m->layers[i];
 
-		if (l->kind == LAYER_LINEAR)
-			f += 2.0 * B * l->c * l->oc * (i > 0 ? 3 : 2);
+		if (l->type == &layer_linear)
+			f += 2.0 * B * l->in_size * l->out_size * (i > 0 ? 3 : 2);
 	}
 	return f;
 }

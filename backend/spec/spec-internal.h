@@ -101,6 +101,9 @@ struct spec_field {
 	size_t			 min_items;	/* SF_INTS */
 	size_t			 count_off;	/* SF_INTS */
 	const char *const	*names;		/* SF_ENUM, SF_WORD: NULL-ended */
+	const char		*(*name_of)(int); /* SF_ENUM without names: the
+						 * name of value i, NULL past
+						 * the last */
 	const char		*what;		/* a noun for messages */
 	const struct spec_field	*sub;		/* SF_MAP */
 	int			 required;
@@ -144,9 +147,14 @@ size_t	spec_error_count(const struct spec_errors *);
 extern const char *const spec_priority_names[];
 extern const char *const spec_device_names[];
 extern const char *const spec_placement_names[];
-extern const char *const spec_model_names[];
 extern const char *const spec_optim_names[];
 extern const char *const spec_schedule_names[];
 extern const char *const spec_compress_names[];
+
+/* spec-model.c */
+const char *spec_model_name_at(int);
+void	spec_model_defaults(const struct ydoc_node *root, struct job_spec *);
+void	spec_model_check(struct spec_walk *, const struct ydoc_node *root,
+	    const struct job_spec *);
 
 #endif

@@ -2,9 +2,10 @@
  * spec-job.c: the job file of hunter(1), JOB FILES.  The tables below are
  * the schema: one spec_field per key, nested as the YAML is, each with its
  * type, range and place in struct job_spec; spec_job_defaults is the other
- * half, the value of every key not written.  What a table cannot say (the
- * default of model.hidden depends on model.type; the micro batch must fit
- * the global one) is checked after the walk.
+ * half, the value of every key not written, and each model kind
+ * (spec-model.c) adds defaults of its own.  What a table cannot say (the
+ * keys a model kind takes; the micro batch must fit the global one) is
+ * checked after the walk.
  */
 #include "config.h"
 
@@ -34,7 +35,7 @@ static const struct spec_field job_resources[] = {
 
 static const struct spec_field job_model[] = {
 	{ .key = "type", .type = SF_ENUM, .off = J(model.type),
-	  .names = spec_model_names, .what = "model" },
+	  .name_of = spec_model_name_at, .what = "model" },
 	{ .key = "hidden", .type = SF_INTS, .off = J(model.hidden),
 	  .size = SPEC_MAX_HIDDEN, .count_off = J(model.n_hidden) },
 	{ .key = "channels", .type = SF_INTS, .off = J(model.channels),
@@ -222,13 +223,7 @@ job_check(struct spec_walk *w, const struct ydoc_node *root,
 	long long		 global = j->train.batch.global;
 	long long		 ranks = j->resources.ranks;
 
-	/* The device model (model-gpu.h) has linear and ReLU layers only. */
-	if (j->resources.device == DEVICE_CUDA && j->model.type == MODEL_CNN) {
-		ydoc_get(ydoc_get(root, "resources", NULL), "device", &key);
-		spec_walk_error(w, key, "resources.device: cuda runs mlp "
-		    "models only (the convolutions have no CUDA kernels yet); "
-		    "use device: cpu for a cnn");
-	}
+	spec_model_check(w, root, j);
 	if (micro == 0)
 		return;
 	ydoc_get(ydoc_get(ydoc_get(root, "train", NULL), "batch", NULL),
@@ -266,10 +261,8 @@ spec_parse_job(const char *name, const char *buf, size_t len,
 	job_copy_name(j->file, sizeof j->file, name);
 	if ((root = ydoc_parse(name, buf, len, errs, &ok)) == NULL)
 		return -1;
+	spec_model_defaults(root, j);
 	spec_walk_map(&w, root, "", job_fields, j);
-	if (j->model.type == MODEL_CNN &&
-	    ydoc_get(ydoc_get(root, "model", NULL), "hidden", NULL) == NULL)
-		j->model.n_hidden = 0;
 	if (ok && w.nerr == 0)
 		job_check(&w, root, j);
 	ydoc_free(root);

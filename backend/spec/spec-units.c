@@ -4,7 +4,8 @@
  * names of the spec enums.  Sizes follow the usual convention: k, M, G, T,
  * P, E (with or without B) are powers of 1000; Ki, Mi, Gi... (with or
  * without B) are powers of 1024.  Unit letters are case-insensitive; a
- * bare number is bytes or seconds.
+ * bare number is bytes or seconds.  (The model kinds have a table of
+ * their own, spec-model.c.)
  */
 #include "config.h"
 
@@ -17,7 +18,6 @@
 const char *const spec_priority_names[] = { "low", "normal", "high", NULL };
 const char *const spec_device_names[] = { "cpu", "cuda", NULL };
 const char *const spec_placement_names[] = { "pack", "spread", "rack", NULL };
-const char *const spec_model_names[] = { "mlp", "cnn", NULL };
 const char *const spec_optim_names[] = { "sgd", "adamw", NULL };
 const char *const spec_schedule_names[] = {
 	"constant", "cosine", "adaptive", NULL
@@ -173,12 +173,6 @@ units_name(const char *const *names, size_t n, int v)
 
 #define UNITS_NAME(names, v) \
 	units_name(names, sizeof names / sizeof names[0] - 1, (int)(v))
-
-const char *
-spec_model_name(enum spec_model v)
-{
-	return UNITS_NAME(spec_model_names, v);
-}
 
 const char *
 spec_optim_name(enum spec_optim v)

@@ -173,17 +173,21 @@ static int
 walk_lookup(struct spec_walk *w, const struct spec_field *f,
     const struct ydoc_node *v, const char *path)
 {
-	const char	*near;
+	const char	*near, *names[64];
 	char		 known[256] = "", q[64], hint[96] = "";
-	int		 i;
+	int		 i, n = 0;
 
-	for (i = 0; f->names[i] != NULL; i++) {
-		if (strcmp(v->str, f->names[i]) == 0)
+	while (n + 1 < 64 && (names[n] = f->names != NULL ? f->names[n] :
+	    f->name_of(n)) != NULL)
+		n++;
+	names[n] = NULL;
+	for (i = 0; names[i] != NULL; i++) {
+		if (strcmp(v->str, names[i]) == 0)
 			return i;
 		snprintf(known + strlen(known), sizeof known - strlen(known),
-		    "%s%s", i ? ", " : "", f->names[i]);
+		    "%s%s", i ? ", " : "", names[i]);
 	}
-	if ((near = spec_suggest(v->str, f->names)) != NULL)
+	if ((near = spec_suggest(v->str, names)) != NULL)
 		snprintf(hint, sizeof hint, " (did you mean '%s'?)", near);
 	spec_quote(q, sizeof q, v->str, v->len);
 	spec_walk_error(w, v, "%s: unknown %s '%s' (known: %s)%s", path,

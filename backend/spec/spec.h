@@ -170,6 +170,30 @@ int	spec_parse_size(const char *s, uint64_t *bytes);	/* 2GiB, 64MiB, 512k, 1000 
 int	spec_parse_duration(const char *s, double *seconds);	/* 60s, 10m, 1h, 500ms */
 int	spec_parse_percent(const char *s, double *fraction);	/* 50% -> 0.5 */
 
+/*
+ * A model kind (hunter(1), JOB FILES, model): its name in job files, the
+ * keys of model: it takes, its defaults and its checks.  The table of
+ * spec-model.c, indexed by enum spec_model, is the one list of them; the
+ * worker's builders (backend/worker/model.c) are indexed the same way.
+ */
+struct spec_model_kind {
+	const char	*name;
+	const char *const *keys;	/* of model: besides type, NULL-ended */
+	/* Defaults that differ from spec_job_defaults' (cnn: no hidden
+	 * layers), set before the file's keys are read; may be NULL. */
+	void		(*defaults)(struct job_spec *);
+	/* Whether the device model (kernels/cuda) runs it; if not, why. */
+	bool		 cuda;
+	const char	*no_cuda;
+	/* A check of its own on a job that is otherwise valid: NULL, or the
+	 * dotted key to blame ("model.hidden") with the reason in msg.  May
+	 * be NULL. */
+	const char	*(*check)(const struct job_spec *, char *msg, size_t len);
+};
+
+/* The kind of a model enum; NULL for none. */
+const struct spec_model_kind *spec_model_kind(enum spec_model);
+
 /* Names of enum values, for output. */
 const char *spec_model_name(enum spec_model);
 const char *spec_optim_name(enum spec_optim);

@@ -1,6 +1,7 @@
 /*
  * compressor.h: gradient compression (DGC-style) as a table of const
- * descriptors: none, fp16, topk, threshold.  The numeric kernels live in
+ * descriptors, one file each: none, fp16, topk, threshold (compressor.c
+ * has the table).  The numeric kernels live in
  * kernels/cpu/compress.c; this is the glue a rank keeps between steps:
  * the residual (error feedback), the momentum-correction velocity, the
  * warm-up of the density, and the wire format.
@@ -26,6 +27,9 @@ struct compressor;
 struct compressor_type {
 	const char		*name;		/* "none", "fp16", "topk", "threshold" */
 	enum spec_compress	 method;
+	/* Sends some of the values (a density, error feedback, momentum
+	 * correction), not all of them. */
+	int			 sparse;
 };
 
 /* n: gradient length.  The job gives method, density, error_feedback,

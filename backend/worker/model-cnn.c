@@ -15,15 +15,14 @@ cnn_build(struct model *m, const struct job_spec *job)
 
 	for (int i = 0; i < job->model.n_channels; i++) {
 		snprintf(name, sizeof name, "conv%d", i + 1);
-		model_add_conv(m, job->model.channels[i], 5, 2, name);
-		model_add_relu(m);
-		model_add_pool(m);
+		model_add(m, &layer_conv, name, &(struct layer_args){
+		    .out = job->model.channels[i], .k = 5, .pad = 2 });
+		model_add(m, &layer_relu, NULL, NULL);
+		model_add(m, &layer_pool, NULL, NULL);
 	}
 	model_add_dense_head(m, job);
 }
 
 const struct model_type model_cnn = {
-	.name = "cnn",
-	.kind = MODEL_CNN,
 	.build = cnn_build,
 };

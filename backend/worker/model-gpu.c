@@ -1,13 +1,15 @@
 /*
  * model-gpu.c: the forward and backward passes of model.c on the device,
- * layer for layer, with the kernels of kernels/cuda (see model-gpu.h).
- * The layout follows the host model: one parameter and one gradient
- * buffer indexed by the same offsets, a ReLU working in place on its
- * input's buffers, the softmax cross-entropy at the end.  All work goes
- * to one stream; a step waits for it once, when it reads the loss.
+ * layer for layer, through each layer type's CUDA entry points (layer.h;
+ * see model-gpu.h).  The layout follows the host model: one parameter
+ * and one gradient buffer indexed by the same offsets, the same layers
+ * working in place on their input's buffers, the softmax cross-entropy
+ * at the end.  All work goes to one stream; a step waits for it once,
+ * when it reads the loss.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cuda_runtime_api.h>
 
@@ -21,9 +23,11 @@ struct model_gpu {
 	cudaStream_t	 stream;
 	float		*params, *grads;	/* n_params each */
 	float		**out, **dout;		/* per layer, [max_batch, out] */
+	void		**aux;			/* per layer, max_batch x aux */
 	float		*x;			/* [max_batch, input] */
 	uint8_t		*y;
 	float		*probs;			/* [max_batch, classes] */
+	float		*workspace;		/* m->workspace_len floats */
 	double		*loss;
 };
 
@@ -59,6 +63,7 @@ gpu_alloc(void *p, size_t n, int *oom, char *err, size_t errlen)
 	return 0;
 }
 
+/* Each layer's buffers; one working in place shares its input's. */
 static int
 gpu_layers(struct model_gpu *g, int *oom, char *err, size_t errlen)
 {
@@ -68,24 +73,19 @@ gpu_layers(struct model_gpu *g, int *oom, char *err, size_t errlen)
 	for (int i = 0; i < m->n_layers; i++) {
 		const struct layer *l = &m->layers[i];
 
-		switch (l->kind) {
-		case LAYER_RELU:
-			if (i > 0) {
-				g->out[i] = g->out[i - 1];
-				g->dout[i] = g->dout[i - 1];
-				break;
-			}
-			/* FALLTHROUGH */
-		case LAYER_LINEAR:
-			if (gpu_alloc(&g->out[i], B * l->out_size *
-			    sizeof(float), oom, err, errlen) != 0 ||
-			    gpu_alloc(&g->dout[i], B * l->out_size *
-			    sizeof(float), oom, err, errlen) != 0)
-				return -1;
-			break;
-		default:
-			return -1;	/* refused by gpu_supported */
+		if (l->aux_bytes > 0 && gpu_alloc(&g->aux[i], B * l->aux_bytes,
+		    oom, err, errlen) != 0)
+			return -1;
+		if (l->inplace) {
+			g->out[i] = g->out[l->src[0]];
+			g->dout[i] = g->dout[l->src[0]];
+			continue;
 		}
+		if (gpu_alloc(&g->out[i], B * l->out_size * sizeof(float), oom,
+		    err, errlen) != 0 ||
+		    gpu_alloc(&g->dout[i], B * l->out_size * sizeof(float), oom,
+		    err, errlen) != 0)
+			return -1;
 	}
 	return 0;
 }
@@ -95,13 +95,12 @@ static int
 gpu_supported(const struct model *m, char *err, size_t errlen)
 {
 	for (int i = 0; i < m->n_layers; i++) {
-		enum layer_kind k = m->layers[i].kind;
+		const struct layer_type *t = m->layers[i].type;
 
-		if (k != LAYER_LINEAR && k != LAYER_RELU) {
+		if (t->gpu_forward == NULL || t->gpu_backward == NULL) {
 			snprintf(err, errlen, "model %s: layer %d is a %s, which "
 			    "has no CUDA kernel yet; run it with device: cpu",
-			    m->type->name, i + 1, k == LAYER_CONV ?
-			    "convolution" : "max-pool");
+			    m->type->name, i + 1, t->what);
 			return -1;
 		}
 	}
@@ -136,6 +135,7 @@ model_gpu_create(const struct model *m, int max_batch, int *oom, char *err,
 	g->max_batch = max_batch;
 	g->out = xcalloc((size_t)m->n_layers, sizeof *g->out);
 	g->dout = xcalloc((size_t)m->n_layers, sizeof *g->dout);
+	g->aux = xcalloc((size_t)m->n_layers, sizeof *g->aux);
 	if ((e = cudaStreamCreate(&g->stream)) != cudaSuccess) {
 		(void)cudaGetLastError();
 		snprintf(err, errlen, "cudaStreamCreate: %s",
@@ -152,6 +152,8 @@ model_gpu_create(const struct model *m, int max_batch, int *oom, char *err,
 	    gpu_alloc(&g->probs, B * (size_t)m->classes * sizeof(float), oom,
 	    err, errlen) != 0 ||
 	    gpu_alloc(&g->loss, sizeof(double), oom, err, errlen) != 0 ||
+	    (m->workspace_len > 0 && gpu_alloc(&g->workspace,
+	    m->workspace_len * sizeof(float), oom, err, errlen) != 0) ||
 	    gpu_layers(g, oom, err, errlen) != 0)
 		goto fail;
 	return g;
@@ -166,7 +168,8 @@ model_gpu_free(struct model_gpu *g)
 	if (g == NULL)
 		return;
 	for (int i = 0; i < g->m->n_layers; i++) {
-		if (g->m->layers[i].kind == LAYER_RELU && i > 0)
+		cudaFree(g->aux[i]);
+		if (g->m->layers[i].inplace)
 			continue;
 		cudaFree(g->out[i]);
 		cudaFree(g->dout[i]);
@@ -176,6 +179,7 @@ model_gpu_free(struct model_gpu *g)
 	cudaFree(g->x);
 	cudaFree(g->y);
 	cudaFree(g->probs);
+	cudaFree(g->workspace);
 	cudaFree(g->loss);
 	if (g->stream != NULL) {
 		cuda_blas_detach(g->stream);
@@ -184,6 +188,7 @@ model_gpu_free(struct model_gpu *g)
 	(void)cudaGetLastError();
 	free(g->out);
 	free(g->dout);
+	free(g->aux);
 	free(g);
 }
 
@@ -205,26 +210,41 @@ model_gpu_zero_grads(struct model_gpu *g, char *err, size_t errlen)
 	return 0;
 }
 
+/* The device buffers of layer i for B samples. */
+static void
+gpu_io(const struct model_gpu *g, int i, int B, struct layer_io *io)
+{
+	const struct layer *l = &g->m->layers[i];
+
+	memset(io, 0, sizeof *io);
+	io->params = g->params;
+	io->grads = g->grads;
+	io->out = g->out[i];
+	io->dout = g->dout[i];
+	io->aux = g->aux[i];
+	io->workspace = g->workspace;
+	io->B = B;
+	io->stream = g->stream;
+	for (int j = 0; j < l->n_src; j++) {
+		int	 s = l->src[j];
+
+		io->in[j] = s < 0 ? g->x : g->out[s];
+		io->din[j] = s < 0 ? NULL : g->dout[s];
+	}
+}
+
 static int
 gpu_forward(struct model_gpu *g, int B, char *err, size_t errlen)
 {
 	const struct model *m = g->m;
-	const float	*in = g->x;
+	struct layer_io	 io;
 
 	for (int i = 0; i < m->n_layers; i++) {
-		const struct layer *l = &m->layers[i];
-
-		if (l->kind == LAYER_LINEAR)
-			KERNEL_TRY(cuda_linear_forward(g->out[i], in,
-			    g->params + l->w_off, g->params + l->b_off, B, l->c,
-			    l->oc, g->stream));
-		else
-			KERNEL_TRY(cuda_relu_forward(g->out[i], in,
-			    (size_t)B * l->out_size, g->stream));
-		in = g->out[i];
+		gpu_io(g, i, B, &io);
+		KERNEL_TRY(m->layers[i].type->gpu_forward(&m->layers[i], &io));
 	}
-	KERNEL_TRY(cuda_softmax_xent_forward(g->probs, g->loss, in, g->y, B,
-	    m->classes, g->stream));
+	KERNEL_TRY(cuda_softmax_xent_forward(g->probs, g->loss,
+	    g->out[m->n_layers - 1], g->y, B, m->classes, g->stream));
 	return 0;
 }
 
@@ -234,22 +254,13 @@ gpu_backward(struct model_gpu *g, int B, float scale, char *err,
 {
 	const struct model *m = g->m;
 	int		 last = m->n_layers - 1;
+	struct layer_io	 io;
 
 	KERNEL_TRY(cuda_softmax_xent_backward(g->dout[last], g->probs, g->y, B,
 	    m->classes, scale, g->stream));
 	for (int i = last; i >= 0; i--) {
-		const struct layer *l = &m->layers[i];
-		const float	*in = i == 0 ? g->x : g->out[i - 1];
-		float		*din = i == 0 ? NULL : g->dout[i - 1];
-
-		if (l->kind == LAYER_LINEAR)
-			KERNEL_TRY(cuda_linear_backward(din,
-			    g->grads + l->w_off, g->grads + l->b_off,
-			    g->dout[i], in, g->params + l->w_off, B, l->c,
-			    l->oc, g->stream));
-		else if (din != NULL)
-			KERNEL_TRY(cuda_relu_backward(din, g->dout[i],
-			    g->out[i], (size_t)B * l->out_size, g->stream));
+		gpu_io(g, i, B, &io);
+		KERNEL_TRY(m->layers[i].type->gpu_backward(&m->layers[i], &io));
 	}
 	return 0;
 }

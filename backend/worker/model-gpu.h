@@ -6,8 +6,9 @@
  * the parameters, the gradients and the activations; a step uploads each
  * micro-batch, runs the kernels of kernels/cuda, and brings the summed
  * gradient back for the exchange and the update, after which the new
- * parameters go up again.  Layers with CUDA kernels: linear and ReLU, so
- * mlp models (a cnn on cuda is refused when the job is read).
+ * parameters go up again.  Every layer must have CUDA entry points
+ * (layer.h): linear and ReLU do, so mlp models run; a model kind that
+ * spec.h marks as not cuda is refused already when the job is read.
  *
  * Each call returns 0, or -1 with the reason (file:line of the failing
  * CUDA call) in err.  In a build without CUDA every call fails, saying so.

@@ -5,7 +5,5 @@
 #include "backend/worker/model.h"
 
 const struct model_type model_mlp = {
-	.name = "mlp",
-	.kind = MODEL_MLP,
 	.build = model_add_dense_head,
 };

@@ -1,9 +1,11 @@
 /*
- * model.c: the layer engine behind every model type.  Builders append
- * layers; model_create then lays the parameters out in one buffer,
- * allocates activations for max_batch samples and initialises weights as
- * PyTorch does by default (uniform in +-1/sqrt(fan_in)), from the seed.
- * ReLU runs in place on its input's buffers.
+ * model.c: the layer engine behind every model kind.  Builders append
+ * layers (layer.h); model_create then wires them (which layer may work in
+ * place, which input gradients add), lays the parameters out in one
+ * buffer, allocates activations for max_batch samples and lets each layer
+ * initialise its tensors, in layer order, from the seed.  The passes call
+ * each layer's type; the loss, softmax cross-entropy over the classes,
+ * follows the last layer.
  */
 #include <math.h>
 #include <stdio.h>
@@ -18,48 +20,23 @@
 extern const struct model_type model_mlp;
 extern const struct model_type model_cnn;
 
-static const struct model_type *model_types[] = {
-	&model_mlp,
-	&model_cnn,
+/* The builders, indexed by the spec's model kind. */
+static const struct model_type *const model_types[] = {
+	[MODEL_MLP] = &model_mlp,
+	[MODEL_CNN] = &model_cnn,
 };
 
-const struct model_type *
+static const struct model_type *
 model_type_find(enum spec_model kind)
 {
-	for (size_t i = 0; i < sizeof model_types / sizeof model_types[0]; i++) {
-		if (model_types[i]->kind == kind)
-			return model_types[i];
-	}
-	return NULL;
+	if ((unsigned)kind >= sizeof model_types / sizeof model_types[0])
+		return NULL;
+	return model_types[kind];
 }
 
-static struct layer *
-model_push(struct model *m, enum layer_kind kind)
-{
-	struct layer	*l, *prev;
-
-	m->layers = xreallocarray(m->layers, (size_t)m->n_layers + 1,
-	    sizeof *m->layers);
-	l = &m->layers[m->n_layers++];
-	memset(l, 0, sizeof *l);
-	l->kind = kind;
-	if (m->n_layers == 1) {
-		l->c = m->in_c;
-		l->h = m->in_h;
-		l->w = m->in_w;
-	} else {
-		prev = l - 1;
-		l->c = prev->oc;
-		l->h = prev->oh;
-		l->w = prev->ow;
-	}
-	l->in_size = (size_t)l->c * l->h * l->w;
-	return l;
-}
-
-static size_t
-model_tensor(struct model *m, const char *name, const char *suffix, int ndim,
-    const int *shape)
+size_t
+model_param(struct model *m, const struct layer *l, const char *suffix,
+    int ndim, const int *shape)
 {
 	struct tensor_info *t;
 	size_t		 numel = 1;
@@ -67,7 +44,7 @@ model_tensor(struct model *m, const char *name, const char *suffix, int ndim,
 	m->tensors = xreallocarray(m->tensors, (size_t)m->n_tensors + 1,
 	    sizeof *m->tensors);
 	t = &m->tensors[m->n_tensors++];
-	snprintf(t->name, sizeof t->name, "%s.%s", name, suffix);
+	snprintf(t->name, sizeof t->name, "%s.%s", l->name, suffix);
 	t->ndim = ndim;
 	for (int i = 0; i < ndim; i++) {
 		t->shape[i] = shape[i];
@@ -80,59 +57,63 @@ model_tensor(struct model *m, const char *name, const char *suffix, int ndim,
 }
 
 void
-model_add_linear(struct model *m, int out, const char *name)
+model_need_workspace(struct model *m, size_t n)
 {
-	struct layer	*l = model_push(m, LAYER_LINEAR);
-
-	/* A linear layer sees its input flattened. */
-	l->c = (int)l->in_size;
-	l->h = l->w = 1;
-	l->oc = out;
-	l->oh = l->ow = 1;
-	l->out_size = (size_t)out;
-	l->w_off = model_tensor(m, name, "weight", 2, (int[]){ out, l->c });
-	l->b_off = model_tensor(m, name, "bias", 1, (int[]){ out });
+	if (n > m->workspace_len)
+		m->workspace_len = n;
 }
 
 void
-model_add_relu(struct model *m)
+layer_init_uniform(float *p, size_t n, size_t fan_in, struct rng *r)
 {
-	struct layer	*l = model_push(m, LAYER_RELU);
+	float	 bound = 1.0f / sqrtf((float)fan_in);
 
-	l->oc = l->c;
-	l->oh = l->h;
-	l->ow = l->w;
-	l->out_size = l->in_size;
+	for (size_t j = 0; j < n; j++)
+		p[j] = (2.0f * rng_float(r) - 1.0f) * bound;
 }
 
-void
-model_add_conv(struct model *m, int out_c, int k, int pad, const char *name)
+int
+model_add(struct model *m, const struct layer_type *type, const char *name,
+    const struct layer_args *args)
 {
-	struct layer	*l = model_push(m, LAYER_CONV);
-	size_t		 ws;
+	struct layer	*l;
+	int		 idx = m->n_layers;
 
-	l->k = k;
-	l->pad = pad;
-	l->oc = out_c;
-	l->oh = l->h + 2 * pad - k + 1;
-	l->ow = l->w + 2 * pad - k + 1;
-	l->out_size = (size_t)l->oc * l->oh * l->ow;
-	l->w_off = model_tensor(m, name, "weight", 4, (int[]){ out_c, l->c, k, k });
-	l->b_off = model_tensor(m, name, "bias", 1, (int[]){ out_c });
-	ws = conv2d_workspace(l->c, l->h, l->w, k, k, pad);
-	if (ws > m->workspace_len)
-		m->workspace_len = ws;
-}
-
-void
-model_add_pool(struct model *m)
-{
-	struct layer	*l = model_push(m, LAYER_POOL);
-
-	l->oc = l->c;
-	l->oh = l->h / 2;
-	l->ow = l->w / 2;
-	l->out_size = (size_t)l->oc * l->oh * l->ow;
+	m->layers = xreallocarray(m->layers, (size_t)idx + 1,
+	    sizeof *m->layers);
+	l = &m->layers[idx];
+	memset(l, 0, sizeof *l);
+	l->type = type;
+	snprintf(l->name, sizeof l->name, "%s", name != NULL ? name : "");
+	if (args != NULL)
+		l->args = *args;
+	l->n_src = 1;
+	l->src[0] = idx - 1;
+	if (l->args.n_src > 0) {
+		l->n_src = l->args.n_src;
+		memcpy(l->src, l->args.src, sizeof l->src);
+	}
+	/* A builder's mistake, not the user's. */
+	for (int j = 0; j < l->n_src; j++) {
+		if (l->n_src > LAYER_MAX_IN || l->src[j] < -1 ||
+		    l->src[j] >= idx) {
+			fprintf(stderr, "model: layer %d (%s) reads layer %d\n",
+			    idx + 1, type->name, l->src[j] + 1);
+			abort();
+		}
+	}
+	if (l->src[0] < 0) {
+		l->in_dim[0] = m->in_c;
+		l->in_dim[1] = m->in_h;
+		l->in_dim[2] = m->in_w;
+	} else
+		memcpy(l->in_dim, m->layers[l->src[0]].out_dim, sizeof l->in_dim);
+	l->in_size = 1;
+	for (int d = 0; d < LAYER_DIMS; d++)
+		l->in_size *= (size_t)l->in_dim[d];
+	m->n_layers++;
+	type->setup(m, l);
+	return idx;
 }
 
 void
@@ -143,14 +124,51 @@ model_add_dense_head(struct model *m, const struct job_spec *job)
 
 	for (i = 0; i < job->model.n_hidden; i++) {
 		snprintf(name, sizeof name, "fc%d", i + 1);
-		model_add_linear(m, job->model.hidden[i], name);
-		model_add_relu(m);
+		model_add(m, &layer_linear, name,
+		    &(struct layer_args){ .out = job->model.hidden[i] });
+		model_add(m, &layer_relu, NULL, NULL);
 	}
 	snprintf(name, sizeof name, "fc%d", i + 1);
-	model_add_linear(m, m->classes, name);
+	model_add(m, &layer_linear, name,
+	    &(struct layer_args){ .out = m->classes });
 }
 
-/* Allocate activations for max_batch; ReLU shares its input's buffers. */
+/*
+ * Once every layer is in: a layer that may work in place does so when it
+ * is the only reader of its input, and the gradient of an activation
+ * with several readers is written by the last of them (the first to run
+ * backward) and added to by the others.
+ */
+static void
+model_wire(struct model *m)
+{
+	int	*seen = xcalloc((size_t)m->n_layers, sizeof *seen);
+
+	for (int i = 0; i < m->n_layers; i++) {
+		for (int j = 0; j < m->layers[i].n_src; j++)
+			if (m->layers[i].src[j] >= 0)
+				seen[m->layers[i].src[j]]++;
+	}
+	for (int i = 0; i < m->n_layers; i++) {
+		struct layer *l = &m->layers[i];
+
+		l->inplace = l->type->inplace && l->src[0] >= 0 &&
+		    seen[l->src[0]] == 1;
+	}
+	memset(seen, 0, (size_t)m->n_layers * sizeof *seen);
+	for (int i = m->n_layers - 1; i >= 0; i--) {
+		struct layer *l = &m->layers[i];
+
+		for (int j = 0; j < l->n_src; j++) {
+			if (l->src[j] < 0)
+				continue;
+			if (seen[l->src[j]]++)
+				l->din_add |= 1u << j;
+		}
+	}
+	free(seen);
+}
+
 static void
 model_alloc_activations(struct model *m)
 {
@@ -159,15 +177,15 @@ model_alloc_activations(struct model *m)
 	for (int i = 0; i < m->n_layers; i++) {
 		struct layer *l = &m->layers[i];
 
-		if (l->kind == LAYER_RELU && i > 0) {
-			l->out = l[-1].out;
-			l->dout = l[-1].dout;
+		if (l->aux_bytes > 0)
+			l->aux = xmalloc(B * l->aux_bytes);
+		if (l->inplace) {
+			l->out = m->layers[l->src[0]].out;
+			l->dout = m->layers[l->src[0]].dout;
 			continue;
 		}
 		l->out = xmalloc_aligned(B * l->out_size * sizeof(float));
 		l->dout = xmalloc_aligned(B * l->out_size * sizeof(float));
-		if (l->kind == LAYER_POOL)
-			l->argmax = xmalloc(B * l->out_size * sizeof(int32_t));
 	}
 	m->probs = xmalloc_aligned(B * (size_t)m->classes * sizeof(float));
 }
@@ -178,13 +196,13 @@ model_free_activations(struct model *m)
 	for (int i = 0; i < m->n_layers; i++) {
 		struct layer *l = &m->layers[i];
 
-		if (l->kind == LAYER_RELU && i > 0)
-			continue;
-		free(l->out);
-		free(l->dout);
-		free(l->argmax);
+		free(l->aux);
+		l->aux = NULL;
+		if (!l->inplace) {
+			free(l->out);
+			free(l->dout);
+		}
 		l->out = l->dout = NULL;
-		l->argmax = NULL;
 	}
 	free(m->probs);
 	m->probs = NULL;
@@ -212,50 +230,40 @@ model_set_max_batch(struct model *m, int max_batch)
 	model_alloc_activations(m);
 }
 
-/* Uniform in +-1/sqrt(fan_in) for weights and biases alike. */
-static void
-model_init(struct model *m, uint64_t seed)
-{
-	struct rng	 r;
-
-	rng_seed(&r, seed, 1);
-	for (int i = 0; i < m->n_layers; i++) {
-		struct layer	*l = &m->layers[i];
-		size_t		 fan_in, nw;
-		float		 bound;
-
-		if (l->kind != LAYER_LINEAR && l->kind != LAYER_CONV)
-			continue;
-		fan_in = l->kind == LAYER_LINEAR ? (size_t)l->c :
-		    (size_t)l->c * l->k * l->k;
-		nw = fan_in * (size_t)l->oc;
-		bound = 1.0f / sqrtf((float)fan_in);
-		for (size_t j = 0; j < nw; j++)
-			m->params[l->w_off + j] = (2.0f * rng_float(&r) - 1.0f) * bound;
-		for (int j = 0; j < l->oc; j++)
-			m->params[l->b_off + j] = (2.0f * rng_float(&r) - 1.0f) * bound;
-	}
-}
-
 struct model *
 model_create(const struct job_spec *job, int c, int h, int w, int classes,
     int max_batch, uint64_t seed)
 {
 	const struct model_type *type = model_type_find(job->model.type);
-	struct model	*m;
 
-	if (type == NULL)
+	return type != NULL ? model_build(type, job, c, h, w, classes,
+	    max_batch, seed) : NULL;
+}
+
+struct model *
+model_build(const struct model_type *type, const struct job_spec *job,
+    int c, int h, int w, int classes, int max_batch, uint64_t seed)
+{
+	struct model	*m;
+	struct rng	 r;
+
+	if (spec_model_kind(job->model.type) == NULL)
 		return NULL;
 	m = xcalloc(1, sizeof *m);
-	m->type = type;
+	m->type = spec_model_kind(job->model.type);
 	m->in_c = c;
 	m->in_h = h;
 	m->in_w = w;
 	m->classes = classes;
 	m->max_batch = max_batch;
 	type->build(m, job);
+	model_wire(m);
 	model_alloc(m);
-	model_init(m, seed);
+	rng_seed(&r, seed, 1);
+	for (int i = 0; i < m->n_layers; i++) {
+		if (m->layers[i].type->init != NULL)
+			m->layers[i].type->init(&m->layers[i], m->params, &r);
+	}
 	return m;
 }
 
@@ -273,36 +281,38 @@ model_free(struct model *m)
 	free(m);
 }
 
+/* The host buffers of layer l for B samples of input x. */
+static void
+model_io(struct model *m, const struct layer *l, const float *x, int B,
+    struct layer_io *io)
+{
+	memset(io, 0, sizeof *io);
+	io->params = m->params;
+	io->grads = m->grads;
+	io->out = l->out;
+	io->dout = l->dout;
+	io->aux = l->aux;
+	io->workspace = m->workspace;
+	io->B = B;
+	for (int j = 0; j < l->n_src; j++) {
+		const struct layer *s = l->src[j] < 0 ? NULL :
+		    &m->layers[l->src[j]];
+
+		io->in[j] = s != NULL ? s->out : x;
+		io->din[j] = s != NULL ? s->dout : NULL;
+	}
+}
+
 double
 model_forward(struct model *m, const float *x, const uint8_t *y, int B,
     int *correct)
 {
-	const float	*in = x;
-	const float	*p = m->params;
 	struct layer	*last = &m->layers[m->n_layers - 1];
+	struct layer_io	 io;
 
 	for (int i = 0; i < m->n_layers; i++) {
-		struct layer *l = &m->layers[i];
-
-		switch (l->kind) {
-		case LAYER_LINEAR:
-			linear_forward(l->out, in, p + l->w_off, p + l->b_off,
-			    B, l->c, l->oc);
-			break;
-		case LAYER_RELU:
-			relu_forward(l->out, in, (size_t)B * l->out_size);
-			break;
-		case LAYER_CONV:
-			conv2d_forward(l->out, in, p + l->w_off, p + l->b_off,
-			    m->workspace, B, l->c, l->h, l->w, l->oc, l->k,
-			    l->k, l->pad);
-			break;
-		case LAYER_POOL:
-			maxpool2_forward(l->out, l->argmax, in, B, l->c, l->h,
-			    l->w);
-			break;
-		}
-		in = l->out;
+		model_io(m, &m->layers[i], x, B, &io);
+		m->layers[i].type->forward(&m->layers[i], &io);
 	}
 	if (correct != NULL)
 		*correct += argmax_correct(last->out, y, B, m->classes);
@@ -313,37 +323,13 @@ void
 model_backward(struct model *m, const float *x, const uint8_t *y, int B,
     float scale)
 {
-	const float	*p = m->params;
-	float		*g = m->grads;
 	struct layer	*last = &m->layers[m->n_layers - 1];
+	struct layer_io	 io;
 
 	softmax_xent_backward(last->dout, m->probs, y, B, m->classes, scale);
 	for (int i = m->n_layers - 1; i >= 0; i--) {
-		struct layer	*l = &m->layers[i];
-		const float	*in = i == 0 ? x : l[-1].out;
-		float		*din = i == 0 ? NULL : l[-1].dout;
-
-		switch (l->kind) {
-		case LAYER_LINEAR:
-			linear_backward(din, g + l->w_off, g + l->b_off, l->dout,
-			    in, p + l->w_off, B, l->c, l->oc);
-			break;
-		case LAYER_RELU:
-			if (din != NULL)
-				relu_backward(din, l->dout, l->out,
-				    (size_t)B * l->out_size);
-			break;
-		case LAYER_CONV:
-			conv2d_backward(din, g + l->w_off, g + l->b_off, l->dout,
-			    in, p + l->w_off, m->workspace, B, l->c, l->h, l->w,
-			    l->oc, l->k, l->k, l->pad);
-			break;
-		case LAYER_POOL:
-			if (din != NULL)
-				maxpool2_backward(din, l->dout, l->argmax, B,
-				    l->c, l->h, l->w);
-			break;
-		}
+		model_io(m, &m->layers[i], x, B, &io);
+		m->layers[i].type->backward(&m->layers[i], &io);
 	}
 }
 
@@ -371,11 +357,9 @@ model_tracked_bytes(const struct model *m, int B)
 	for (int i = 0; i < m->n_layers; i++) {
 		const struct layer *l = &m->layers[i];
 
-		if (l->kind == LAYER_RELU)
-			continue;
-		bytes += 2 * (size_t)B * l->out_size * sizeof(float);
-		if (l->kind == LAYER_POOL)
-			bytes += (size_t)B * l->out_size * sizeof(int32_t);
+		bytes += (size_t)B * l->aux_bytes;
+		if (!l->inplace)
+			bytes += 2 * (size_t)B * l->out_size * sizeof(float);
 	}
 	bytes += (size_t)B * m->classes * sizeof(float);
 	bytes += m->workspace_len * sizeof(float);

@@ -1,8 +1,10 @@
 /*
- * model.h: a network as a list of layers over two contiguous float32
- * buffers, one for the parameters and one for their gradients, so that a
- * gradient is one flat vector to compress and exchange.  Each model type
- * (mlp, cnn) is a builder in the model table that appends layers.
+ * model.h: a network as a list of layers (layer.h) over two contiguous
+ * float32 buffers, one for the parameters and one for their gradients, so
+ * that a gradient is one flat vector to compress and exchange.  Each model
+ * kind of spec.h (spec_model_kind: its name, keys and checks) has a
+ * builder here, in the table of model.c indexed by enum spec_model, that
+ * appends its layers.
  */
 #ifndef HUNTER_MODEL_H
 #define HUNTER_MODEL_H
@@ -11,24 +13,11 @@
 #include <stdint.h>
 
 #include "backend/spec/spec.h"
+#include "backend/worker/layer.h"
 
 /* Floats after the gradients in the grads buffer, where the train loop
  * carries control values through the same exchange as the gradients. */
 #define MODEL_GRAD_EXTRA 5
-
-enum layer_kind { LAYER_LINEAR, LAYER_RELU, LAYER_CONV, LAYER_POOL };
-
-struct layer {
-	enum layer_kind	 kind;
-	int		 c, h, w;	/* input shape per sample (linear: c = in) */
-	int		 oc, oh, ow;	/* output shape per sample */
-	int		 k, pad;	/* conv kernel side and padding */
-	size_t		 w_off, b_off;	/* into params/grads (linear, conv) */
-	size_t		 in_size, out_size; /* floats per sample */
-	float		*out;		/* [max_batch, out_size] */
-	float		*dout;		/* gradient of out */
-	int32_t		*argmax;	/* pool */
-};
 
 /* A named tensor inside the parameter buffer, for checkpoints. */
 struct tensor_info {
@@ -39,7 +28,7 @@ struct tensor_info {
 };
 
 struct model {
-	const struct model_type *type;
+	const struct spec_model_kind *type;	/* its name, for checkpoints */
 	int		 in_c, in_h, in_w, classes;
 	int		 max_batch;
 	struct layer	*layers;
@@ -50,34 +39,34 @@ struct model {
 	float		*params;
 	float		*grads;		/* n_params + MODEL_GRAD_EXTRA */
 	float		*probs;		/* [max_batch, classes] */
-	float		*workspace;	/* conv im2col scratch */
+	float		*workspace;	/* shared scratch: conv's im2col */
 	size_t		 workspace_len;
-	float		*dinput;	/* scratch for the first layer's dx */
 };
 
+/* A model kind's builder, at its kind's index in model.c's table. */
 struct model_type {
-	const char	*name;
-	enum spec_model	 kind;
-	/* Append the layers of this type for the spec. */
-	void		(*build)(struct model *, const struct job_spec *);
+	/* Append the layers of this kind for the spec. */
+	void	(*build)(struct model *, const struct job_spec *);
 };
-
-const struct model_type *model_type_find(enum spec_model);
 
 /* Build a model for images of c x h x w and `classes` outputs, with
- * activations for up to max_batch samples, initialised from seed. */
+ * activations for up to max_batch samples, initialised from seed; NULL
+ * when the job's model kind has no builder. */
 struct model *model_create(const struct job_spec *, int c, int h, int w,
 	    int classes, int max_batch, uint64_t seed);
+/* The same with a builder of the caller's (tests); m->type stays the
+ * job's kind. */
+struct model *model_build(const struct model_type *, const struct job_spec *,
+	    int c, int h, int w, int classes, int max_batch, uint64_t seed);
 void	model_free(struct model *);
 /* Make room for batches of up to max_batch (activations only; the
  * parameters and gradients stay). */
 void	model_set_max_batch(struct model *, int max_batch);
 
-/* Builder helpers: append a layer taking the current output shape. */
-void	model_add_linear(struct model *, int out, const char *name);
-void	model_add_relu(struct model *);
-void	model_add_conv(struct model *, int out_c, int k, int pad, const char *name);
-void	model_add_pool(struct model *);
+/* For builders: append a layer of this type, reading the layer before it
+ * unless args say otherwise (args may be NULL); its index. */
+int	model_add(struct model *, const struct layer_type *, const char *name,
+	    const struct layer_args *);
 /* The spec's hidden linear+ReLU layers, then a linear layer to the
  * classes: fc1, fc2, ... */
 void	model_add_dense_head(struct model *, const struct job_spec *);

@@ -1,20 +1,36 @@
 /*
- * optimizer.c: SGD with momentum and AdamW over the flat parameter
- * buffer, and the learning-rate schedule.
+ * optimizer.c: the table of optimizers (one file each, optimizer.h), the
+ * state they share over the flat parameter buffer, and the learning-rate
+ * schedule.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/xmalloc.h"
-#include "kernels/cpu/kernels.h"
 #include "backend/worker/optimizer.h"
+
+extern const struct optimizer_type optimizer_sgd;
+extern const struct optimizer_type optimizer_adamw;
+
+static const struct optimizer_type *const optimizer_types[] = {
+	[OPTIM_SGD] = &optimizer_sgd,
+	[OPTIM_ADAMW] = &optimizer_adamw,
+};
 
 struct optimizer *
 optimizer_create(const struct job_spec *job, size_t n)
 {
 	struct optimizer *o = xcalloc(1, sizeof *o);
+	unsigned	 type = job->train.optimizer.type;
 
+	if (type >= sizeof optimizer_types / sizeof optimizer_types[0] ||
+	    optimizer_types[type] == NULL) {
+		fprintf(stderr, "optimizer: no optimizer %u\n", type);
+		abort();
+	}
+	o->ops = optimizer_types[type];
 	o->type = job->train.optimizer.type;
 	o->n = n;
 	o->momentum = (float)job->train.optimizer.momentum;
@@ -24,7 +40,7 @@ optimizer_create(const struct job_spec *job, size_t n)
 	o->eps = (float)job->train.optimizer.eps;
 	o->m = xmalloc_aligned(n * sizeof(float));
 	memset(o->m, 0, n * sizeof(float));
-	if (o->type == OPTIM_ADAMW) {
+	if (o->ops->n_state > 1) {
 		o->v = xmalloc_aligned(n * sizeof(float));
 		memset(o->v, 0, n * sizeof(float));
 	}
@@ -45,23 +61,13 @@ void
 optimizer_step(struct optimizer *o, float *params, const float *grads,
     float lr)
 {
-	switch (o->type) {
-	case OPTIM_SGD:
-		sgd_step(params, grads, o->m, o->n, lr, o->momentum,
-		    o->weight_decay);
-		break;
-	case OPTIM_ADAMW:
-		o->t++;
-		adamw_step(params, grads, o->m, o->v, o->n, lr, o->beta1,
-		    o->beta2, o->eps, o->weight_decay, o->t);
-		break;
-	}
+	o->ops->step(o, params, grads, lr);
 }
 
 size_t
 optimizer_bytes(const struct optimizer *o)
 {
-	return o->n * sizeof(float) * (o->v != NULL ? 2 : 1);
+	return o->n * sizeof(float) * (size_t)o->ops->n_state;
 }
 
 double

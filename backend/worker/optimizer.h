@@ -1,6 +1,9 @@
 /*
  * optimizer.h: the optimizer of one rank (its state buffers sit beside
- * the parameters, same layout) and the learning-rate schedule.
+ * the parameters, same layout) and the learning-rate schedule.  Each
+ * optimizer of spec.h is one const struct optimizer_type in its own file
+ * (optimizer-sgd.c, optimizer-adamw.c) and one line in optimizer.c's
+ * table, indexed by enum spec_optim.
  */
 #ifndef HUNTER_OPTIMIZER_H
 #define HUNTER_OPTIMIZER_H
@@ -9,8 +12,19 @@
 
 #include "backend/spec/spec.h"
 
+struct optimizer;
+
+struct optimizer_type {
+	/* State buffers of n floats: 1 (m) or 2 (m and v). */
+	int	 n_state;
+	/* One update of params with grads at learning rate lr. */
+	void	(*step)(struct optimizer *, float *params, const float *grads,
+		    float lr);
+};
+
 struct optimizer {
-	enum spec_optim	 type;
+	const struct optimizer_type *ops;
+	enum spec_optim	 type;		/* its name, for checkpoints */
 	size_t		 n;
 	float		*m;		/* momentum, or Adam's first moment */
 	float		*v;		/* Adam's second moment, else NULL */

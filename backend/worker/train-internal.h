@@ -1,7 +1,8 @@
 /*
  * train-internal.h: the train loop's state, shared by its files
- * (train.c: setup and the step; train-ckpt.c: checkpoints and resume;
- * train-tune.c: the micro-batch search).  Not for other modules.
+ * (train.c: setup and the step; train-exchange.c: the gradient across
+ * ranks; train-ckpt.c: checkpoints and resume; train-tune.c: the
+ * micro-batch search).  Not for other modules.
  */
 #ifndef HUNTER_TRAIN_INTERNAL_H
 #define HUNTER_TRAIN_INTERNAL_H
@@ -62,6 +63,14 @@ int	train_checkpoint(struct trainer *, char *err, size_t errlen,
 int	train_resume(struct trainer *, char *err, size_t errlen);
 /* A step failed (a peer died): rank 0 saves the state after t->step. */
 void	train_rescue(struct trainer *);
+
+/* The gradient exchange (train-exchange.c).  Setup makes the compressor
+ * when the job compresses and there are ranks to send to; exchange sums
+ * m->grads and the floats after them across ranks, or leaves them as
+ * they are with one rank, and counts the bytes this rank sent. */
+void	train_exchange_setup(struct trainer *);
+int	train_exchange(struct trainer *, uint64_t *sent, char *err,
+	    size_t errlen);
 
 /* Settle t->micro for per_rank samples a step: the resumed size, or the
  * search of autotune.h, every rank agreeing on each trial. */

@@ -7,8 +7,6 @@
  * depend only on the seed and the global batch, so a resumed run, or one
  * with another world size, walks the same order.
  */
-#include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,15 +17,7 @@
 
 #include "lib/clock.h"
 #include "lib/xmalloc.h"
-#include "backend/worker/checkpoint.h"
-#include "backend/worker/compressor.h"
-#include "backend/worker/data.h"
-#include "backend/worker/model.h"
-#include "backend/worker/optimizer.h"
 #include "backend/worker/train-internal.h"
-#include "backend/worker/train.h"
-
-
 
 void
 train_event(struct trainer *t, const char *kind, const char *fmt, ...)
@@ -97,20 +87,7 @@ train_setup(struct trainer *t, char *err, size_t errlen)
 	}
 	t->opt = optimizer_create(job, t->model->n_params);
 	t->last_ckpt = -1;
-	if (job->compression.method != COMPRESS_NONE && world > 1 &&
-	    t->hooks->allgatherv != NULL) {
-		size_t max;
-
-		t->comp = compressor_create(job, t->model->n_params,
-		    job->train.seed ^ (uint64_t)t->cfg->rank);
-		max = compressor_max_bytes(t->comp);
-		t->cbuf = xmalloc(max);
-		t->call = xmalloc(max * (size_t)world);
-		t->lens = xcalloc((size_t)world, sizeof *t->lens);
-		/* Momentum correction folds momentum into what is sent. */
-		if (compressor_owns_momentum(t->comp))
-			t->opt->momentum = 0;
-	}
+	train_exchange_setup(t);
 	if (train_resume(t, err, errlen) != 0)
 		return -1;
 	if (t->micro == 0 && train_autotune(t, per_rank, err, errlen) != 0)
@@ -175,67 +152,6 @@ train_control(struct trainer *t, unsigned agreed, char *err, size_t errlen)
 	return 0;
 }
 
-/*
- * The compressed exchange.  First every rank's header -- its payload
- * length and its control floats (loss, requests) -- in one small
- * allgatherv of fixed size, then the payloads themselves.  Every rank
- * decodes the same bytes in rank order, so all end with the same update.
- */
-struct xhdr {
-	uint64_t	 len;
-	float		 extra[MODEL_GRAD_EXTRA];
-};
-
-static int
-train_exchange_compressed(struct trainer *t, uint64_t *sent, char *err,
-    size_t errlen)
-{
-	const struct train_hooks *h = t->hooks;
-	struct model	*m = t->model;
-	int		 world = t->cfg->world;
-	struct xhdr	 mine, all[256];
-	size_t		 hlens[256], total = 0;
-	double		 epoch = t->epoch + (double)t->step_in_epoch /
-	    (double)t->steps_per_epoch;
-
-	if (world > 256) {
-		snprintf(err, errlen, "compressed exchange: at most 256 ranks");
-		return -1;
-	}
-	memset(&mine, 0, sizeof mine);
-	mine.len = compressor_encode(t->comp, m->grads, epoch, t->cbuf,
-	    compressor_max_bytes(t->comp));
-	memcpy(mine.extra, m->grads + m->n_params, sizeof mine.extra);
-	for (int r = 0; r < world; r++)
-		hlens[r] = sizeof mine;
-	if (h->allgatherv(h->ctx, &mine, all, hlens, err, errlen) != 0)
-		return -1;
-	for (int r = 0; r < world; r++) {
-		t->lens[r] = (size_t)all[r].len;
-		if (t->lens[r] > compressor_max_bytes(t->comp)) {
-			snprintf(err, errlen, "rank %d sent %zu compressed bytes, "
-			    "more than %zu", r, t->lens[r],
-			    compressor_max_bytes(t->comp));
-			return -1;
-		}
-		total += t->lens[r];
-	}
-	if (h->allgatherv(h->ctx, t->cbuf, t->call, t->lens, err, errlen) != 0)
-		return -1;
-	if (compressor_decode(t->comp, t->call, t->lens, world, m->grads) != 0) {
-		snprintf(err, errlen, "a rank's compressed gradient is malformed");
-		return -1;
-	}
-	memset(m->grads + m->n_params, 0, sizeof mine.extra);
-	for (int r = 0; r < world; r++) {
-		for (int k = 0; k < MODEL_GRAD_EXTRA; k++)
-			m->grads[m->n_params + k] += all[r].extra[k];
-	}
-	*sent = sizeof mine + mine.len;
-	(void)total;
-	return 0;
-}
-
 /* One optimizer step: accum micro-batches, the exchange, the update.
  * The stop request and the loss ride in the two floats after the
  * gradients, so every rank learns the global loss and agrees on stopping
@@ -289,19 +205,8 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 		m->grads[n + 1 + CTL_COUNT] = (float)(sumsq(m->grads, n) *
 		    t->cfg->world * t->cfg->world);
 	t1 = clock_mono();
-	if (t->comp != NULL) {
-		if (train_exchange_compressed(t, &sent, err, errlen) != 0)
-			return -1;
-	} else if (h->allreduce != NULL && t->cfg->world > 1) {
-		if (h->allreduce(h->ctx, m->grads, n + MODEL_GRAD_EXTRA, err,
-		    errlen) != 0)
-			return -1;
-		sent = (n + MODEL_GRAD_EXTRA) * sizeof(float);
-	}
-	if (t->cfg->world > 1) {
-		t->bytes_sent += sent;
-		t->bytes_dense += n * sizeof(float);
-	}
+	if (train_exchange(t, &sent, err, errlen) != 0)
+		return -1;
 	t2 = clock_mono();
 	for (int c = 0; c < CTL_COUNT; c++)
 		agreed |= (m->grads[n + 1 + c] > 0) << c;

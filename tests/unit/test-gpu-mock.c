@@ -13,7 +13,9 @@
  *    fails the sizes the device cannot hold (an out-of-memory, peak
  *    bytes within the budget), its largest fit is the largest the device
  *    holds, and the job then trains at the size it chose;
- *  - every byte of "device" memory is given back.
+ *  - every byte of "device" memory is given back;
+ *  - every model kind of spec.h has a builder, and the device model runs
+ *    exactly the kinds spec.h says cuda runs.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -30,6 +32,8 @@
 #include "lib/rng.h"
 #include "backend/spec/spec.h"
 #include "backend/worker/autotune.h"
+#include "backend/worker/model-gpu.h"
+#include "backend/worker/model.h"
 #include "backend/worker/train.h"
 
 static char	tg_dir[64];
@@ -212,12 +216,43 @@ t_device_oom(void **state)
 	assert_int_equal(mock_cuda_used, 0);
 }
 
+static void
+t_kinds(void **state)
+{
+	const struct spec_model_kind *k;
+
+	(void)state;
+	for (int i = 0; (k = spec_model_kind((enum spec_model)i)) != NULL;
+	    i++) {
+		struct job_spec	 job;
+		struct model	*m;
+		struct model_gpu *g;
+		char		 err[256] = "";
+		int		 oom;
+
+		spec_job_defaults(&job);
+		job.model.type = (enum spec_model)i;
+		if ((m = model_create(&job, 1, 28, 28, 10, 8, 1)) == NULL)
+			fail_msg("model %s: no builder", k->name);
+		g = model_gpu_create(m, 8, &oom, err, sizeof err);
+		print_message("    %s: %s\n", k->name, g != NULL ? "runs on "
+		    "the device" : err);
+		if ((g != NULL) != k->cuda)
+			fail_msg("model %s: spec.h says cuda %s", k->name,
+			    k->cuda ? "runs it" : "does not");
+		model_gpu_free(g);
+		model_free(m);
+	}
+	assert_int_equal(mock_cuda_used, 0);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest	tests[] = {
 		cmocka_unit_test(t_same_bits),
 		cmocka_unit_test(t_device_oom),
+		cmocka_unit_test(t_kinds),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -239,6 +239,25 @@ t_enums(void **state)
 	    "unknown dataset 'mnist'");
 }
 
+/* Each model kind says which keys of model: it takes; its name comes
+ * from the one table. */
+static void
+t_model_kinds(void **state)
+{
+	expect_job_error("name: x\nmodel: {type: mlp, channels: [8]}\n", 2, 20,
+	    "model.channels: model type mlp takes no 'channels' (it takes: "
+	    "type, hidden)");
+	assert_int_equal(parse("name: x\nmodel: {type: cnn, channels: [8], "
+	    "hidden: [16]}\n"), 0);
+	expect_job_error("name: x\nmodel: {type: cnm}\n", 2, 15,
+	    "(known: mlp, cnn) (did you mean 'cnn'?)");
+	assert_string_equal(spec_model_kind(MODEL_MLP)->name, "mlp");
+	assert_true(spec_model_kind(MODEL_MLP)->cuda);
+	assert_false(spec_model_kind(MODEL_CNN)->cuda);
+	assert_null(spec_model_kind((enum spec_model)7));
+	assert_string_equal(spec_model_name((enum spec_model)7), "?");
+}
+
 static void
 t_missing_name(void **state)
 {
@@ -712,6 +731,7 @@ main(void)
 		cmocka_unit_test_teardown(t_wrong_type, reset),
 		cmocka_unit_test_teardown(t_ranges, reset),
 		cmocka_unit_test_teardown(t_enums, reset),
+		cmocka_unit_test_teardown(t_model_kinds, reset),
 		cmocka_unit_test_teardown(t_missing_name, reset),
 		cmocka_unit_test_teardown(t_duplicate_key, reset),
 		cmocka_unit_test_teardown(t_malformed_units, reset),
