@@ -1,7 +1,7 @@
 /*
  * compressor.h: gradient compression (DGC-style) as a table of const
  * descriptors: none, fp16, topk, threshold.  The numeric kernels live in
- * kernels/cpu/compress.c; this is the glue a rank keeps between steps:
+ * kernels/cpu/compress.h; this is the glue a rank keeps between steps:
  * the residual (error feedback), the momentum-correction velocity, the
  * warm-up of the density, and the wire format.
  *
