@@ -15,8 +15,6 @@
  * the CPU's rounding, one thread per index: the indices are strictly
  * increasing, so no two threads add into one place.
  */
-#include <string.h>
-
 #include "kernels/compress-core.h"
 #include "kernels/cuda/cuda-internal.cuh"
 
@@ -25,8 +23,7 @@ using namespace hk;
 static __global__ void
 codec_fp16_enc(uint8_t *out, const float *x, size_t n, float scale)
 {
-	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-	    i += (size_t)gridDim.x * blockDim.x) {
+	GRID_LOOP(i, n) {
 		uint16_t h = cmp_f16(__fmul_rn(x[i], scale));
 
 		out[2 * i] = (uint8_t)h;
@@ -37,8 +34,7 @@ codec_fp16_enc(uint8_t *out, const float *x, size_t n, float scale)
 static __global__ void
 codec_fp16_dec(float *dense, const uint8_t *in, size_t n, float scale)
 {
-	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-	    i += (size_t)gridDim.x * blockDim.x) {
+	GRID_LOOP(i, n) {
 		uint16_t h = (uint16_t)(in[2 * i] | in[2 * i + 1] << 8);
 
 		dense[i] = __fadd_rn(dense[i], __fmul_rn(cmp_f32(h), scale));
@@ -84,8 +80,7 @@ codec_absmax(uint32_t *out, const float *x, const uint32_t *idx, size_t m)
 	__shared__ typename Reduce::TempStorage	tmp;
 	uint32_t				best = 0;
 
-	for (size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x; j < m;
-	    j += (size_t)gridDim.x * blockDim.x) {
+	GRID_LOOP(j, m) {
 		uint32_t key = cmp_key(x[idx != nullptr ? idx[j] : j]);
 
 		key = key < CMP_INF ? key : 0;
@@ -146,8 +141,7 @@ codec_values(uint8_t *out, int hl, const u64 *gaps, const uint32_t *idx,
 
 	if (blockIdx.x == 0 && threadIdx.x == 0)
 		cmp_put_varint(out, (uint32_t)count);
-	for (size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-	    j < count; j += (size_t)gridDim.x * blockDim.x) {
+	GRID_LOOP(j, count) {
 		uint16_t h = cmp_f16(__fmul_rn(x[idx[j]], scale));
 
 		vals[2 * j] = (uint8_t)h;
@@ -254,8 +248,7 @@ codec_gaps(const uint8_t *b, const u64 *terms, struct codec_dec_ws w,
 			w.st->bad = 1;
 		return;
 	}
-	for (size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-	    j < count; j += (size_t)gridDim.x * blockDim.x) {
+	GRID_LOOP(j, count) {
 		u64		start = j == 0 ? 0 : w.ends[j - 1] + 1;
 		uint32_t	v = 0;
 
@@ -311,8 +304,7 @@ static __global__ void
 codec_dec_add(float *dense, const uint8_t *vals, const u64 *at, size_t count,
     float scale)
 {
-	for (size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-	    j < count; j += (size_t)gridDim.x * blockDim.x) {
+	GRID_LOOP(j, count) {
 		uint16_t h = (uint16_t)(vals[2 * j] | vals[2 * j + 1] << 8);
 
 		dense[at[j]] = __fadd_rn(dense[at[j]],

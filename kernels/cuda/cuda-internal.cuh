@@ -48,6 +48,11 @@ tiles(size_t n)
 	return (n + TILE - 1) / TILE;
 }
 
+/* A grid-stride loop: i over [0, n), spread over every thread. */
+#define GRID_LOOP(i, n)							\
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;	\
+	    i < (n); i += (size_t)gridDim.x * blockDim.x)
+
 /* Blocks for a grid-stride loop over n items: enough to fill the GPU
  * (or at most cap), never more than the items need. */
 static inline unsigned

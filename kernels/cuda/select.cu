@@ -1,32 +1,29 @@
 /*
  * select.cu: top-k and the sampled threshold on the GPU, giving the same
- * indices as select.c (the constants and the sample's plan are both's,
- * in kernels/compress-core.h).
+ * indices as select.c (whose constants and sample plan are both's, in
+ * kernels/compress-core.h).
  *
- * The k-th largest key (|x| as bits) is found by the CPU's radix select,
- * three levels of 11, 11 and 9 bits: a histogram of the keys that match
- * the prefix so far (shared-memory bins, added into global ones), then
- * one block picks the bin that holds the k-th, scanning the bins from the
- * top.  What the levels decide (prefix, how many of the k are still
- * needed) stays on the device, so top-k never waits for the host.  After
- * the last level the prefix is the k-th key and "need" is its tie quota:
- * how many keys equal to it the top k take.  When that is fewer than all
- * of them, one more ordered pass finds the index of the last equal key
- * taken, so ties go to the lower index, as on the CPU.  The indices are
- * then written in order by the tile compaction (cuda-internal.cuh).
+ * The k-th largest key is found by the CPU's radix select, three levels
+ * of 11, 11 and 9 bits: a histogram of the keys that match the prefix so
+ * far (shared-memory bins added into global ones), then one block picks
+ * the bin that holds the k-th, scanning from the top.  What the levels
+ * decide (prefix, how many of the k are still needed) stays on the
+ * device, so top-k never waits for the host.  After the last level the
+ * prefix is the k-th key and "need" its tie quota; when that is fewer
+ * than all the equal keys, one more ordered pass finds the index of the
+ * last one taken, so ties go to the lower index.  The tile compaction
+ * (cuda-internal.cuh) then writes the indices in order.
  *
  * The threshold replays compress_threshold's decisions rather than its
- * loop: the sample positions are drawn on the host from the same rng, in
- * the same order; the threshold is the same rank of the sample.  The CPU
- * raises the threshold at the first 64-entry block boundary where its
- * candidates pass the limit; candidates then are exactly the keys >= t
- * before that boundary, so the GPU counts those, finds the first such
- * boundary by a scan of per-block counts, and raises t there by the same
- * rule (the prefix's k-th largest, or t + 1).  The final set is every
- * key >= t, cut or refilled by top-k exactly when the CPU does.
+ * loop: the sample is drawn on the host from the same rng, in the same
+ * order, and t is the same rank of it.  The CPU raises t at the first
+ * 64-entry block boundary where its candidates pass the limit, and they
+ * are then exactly the keys >= t before that boundary; so the GPU counts
+ * those, finds the first such boundary by a scan of per-block counts and
+ * raises t there by the same rule (the prefix's k-th largest, or t + 1).
+ * The result is every key >= t, cut or refilled by top-k when the CPU's
+ * would be.
  */
-#include <string.h>
-
 #include <vector>
 
 extern "C" {		/* C headers: compress_scratch_floats is C's */
@@ -83,12 +80,7 @@ cuda_select_workspace(size_t n)
 static __global__ void
 sel_init(struct sel_state *st, u64 k)
 {
-	st->prefix = 0;
-	st->pmask = 0;
-	st->need = k;
-	st->equal = 0;
-	st->last = ~0ull;
-	st->first = ~0ull;
+	*st = sel_state{ 0, 0, k, 0, ~0ull, ~0ull, { 0, 0 } };
 }
 
 /* Histogram of bits [shift, shift + log2 nb) of the keys of x[0..m) that
@@ -104,8 +96,7 @@ sel_hist(const float *x, size_t m, const struct sel_state *st,
 	for (int b = threadIdx.x; b < NB; b += blockDim.x)
 		bins[b] = 0;
 	__syncthreads();
-	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < m;
-	    i += (size_t)gridDim.x * blockDim.x) {
+	GRID_LOOP(i, m) {
 		uint32_t key = cmp_key(x[i]);
 
 		if ((key & pmask) == prefix)
@@ -165,10 +156,11 @@ sel_level(const float *x, size_t m, struct sel_ws *w, cudaStream_t s)
 	return 0;
 }
 
-/* The k-th largest key of x[0..m) and its tie quota into w->st;
- * 1 <= k <= m. */
+/* The k-th largest key of x[0..m) and its tie quota into w->st, and the
+ * key into *key on the host when key is not null; 1 <= k <= m. */
 static int
-sel_kth(const float *x, size_t m, size_t k, struct sel_ws *w, cudaStream_t s)
+sel_kth(const float *x, size_t m, size_t k, struct sel_ws *w, cudaStream_t s,
+    uint32_t *key = nullptr)
 {
 	sel_init<<<1, 1, 0, s>>>(w->st, k);
 	CUDA_LAUNCHED();
@@ -176,6 +168,8 @@ sel_kth(const float *x, size_t m, size_t k, struct sel_ws *w, cudaStream_t s)
 	    sel_level<9, 2048>(x, m, w, s) != 0 ||
 	    sel_level<0, 512>(x, m, w, s) != 0)
 		return -1;
+	if (key != nullptr)
+		CUDA_FETCH(key, &w->st->prefix, sizeof *key, s);
 	return 0;
 }
 
@@ -273,8 +267,7 @@ cuda_compress_topk(uint32_t *idx, const float *x, size_t n, size_t k,
 static __global__ void
 sel_gather(float *sample, const float *x, const uint32_t *pos, size_t s)
 {
-	for (size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x; j < s;
-	    j += (size_t)gridDim.x * blockDim.x)
+	GRID_LOOP(j, s)
 		sample[j] = x[pos[j]];
 }
 
@@ -287,8 +280,7 @@ sel_count_ge(const float *x, size_t n, size_t m1, uint32_t t,
 	__shared__ typename Reduce::TempStorage	tmp;
 	u64					a = 0, b = 0;
 
-	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-	    i += (size_t)gridDim.x * blockDim.x) {
+	GRID_LOOP(i, n) {
 		u64 ge = cmp_key(x[i]) >= t;
 
 		b += ge;
@@ -313,17 +305,6 @@ sel_counts(const float *x, size_t n, size_t m1, uint32_t t, struct sel_ws *w,
 	    w->st);
 	CUDA_LAUNCHED();
 	CUDA_FETCH(out, w->st->count, 2 * sizeof(u64), s);
-	return 0;
-}
-
-/* The k-th largest key of x[0..m), on the host. */
-static int
-sel_kth_key(const float *x, size_t m, size_t k, struct sel_ws *w,
-    uint32_t *key, cudaStream_t s)
-{
-	if (sel_kth(x, m, k, w, s) != 0)
-		return -1;
-	CUDA_FETCH(key, &w->st->prefix, sizeof *key, s);
 	return 0;
 }
 
@@ -391,7 +372,7 @@ sel_sample_t(const float *x, size_t n, const struct cmp_plan *p,
 	sel_gather<<<grid_for(p->s, EW_TPB), EW_TPB, 0, s>>>(w->sample, x,
 	    w->spos, p->s);
 	CUDA_LAUNCHED();
-	return sel_kth_key(w->sample, p->s, p->rank, w, t, s);
+	return sel_kth(w->sample, p->s, p->rank, w, s, t);
 }
 
 int
@@ -441,8 +422,7 @@ cuda_compress_threshold(uint32_t *idx, size_t *count, const float *x,
 				return -1;
 			if (c[0] <= lim)
 				break;
-			if (sel_kth_key(x, i, want > k ? want : k, &w, &t2,
-			    s) != 0)
+			if (sel_kth(x, i, want > k ? want : k, &w, s, &t2) != 0)
 				return -1;
 			t = t2 > t ? t2 : t + 1;
 		}
