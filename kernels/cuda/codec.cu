@@ -11,9 +11,10 @@
  * finds the varints the same way: the byte after each terminator (high
  * bit clear) starts the next, so a scan of the terminators places every
  * gap; each is then read by cmp_get_varint, the gaps are scanned into
- * indices, and only a buffer the CPU would accept is added into dense.  Decoding adds in place with __fmul_rn and __fadd_rn,
- * the CPU's rounding, one thread per index: the indices are strictly
- * increasing, so no two threads add into one place.
+ * indices, and only a buffer the CPU would accept is added into dense.
+ * Decoding adds in place with __fmul_rn and __fadd_rn, the CPU's
+ * rounding, one thread per index: the indices are strictly increasing,
+ * so no two threads add into one place.
  */
 #include "kernels/compress-core.h"
 #include "kernels/cuda/cuda-internal.cuh"
