@@ -38,6 +38,7 @@ sed 's/global: 32, micro: 32/global: 192, micro: 32/' "$T/j.yaml" > "$T/k.yaml"
 rc=0
 timeout 60 "$HUNTER" run --json --resume "$T/k.yaml" > "$T/2.out" 2>&1 || rc=$?
 [ $rc = 124 ] && fail "the resume with another batch.global hung"
+! grep -q "killed by signal" "$T/2.out" || fail "the worker crashed on the resume"
 [ $rc = 1 ] || { tail -n 20 "$T/2.out"; fail "the resume exited $rc, not 1"; }
 want="train.batch.global is 32 in the checkpoint, 192 in the job"
 grep -q "does not fit this job: $want" "$T/2.out" ||
@@ -66,6 +67,7 @@ PYEOF
 rc=0
 timeout 60 "$HUNTER" run --json --resume "$T/j.yaml" > "$T/3.out" 2>&1 || rc=$?
 [ $rc = 124 ] && fail "the resume from a forged header hung"
+! grep -q "killed by signal" "$T/3.out" || fail "the worker crashed on the resume"
 [ $rc = 1 ] || { tail -n 20 "$T/3.out"; fail "the forged resume exited $rc, not 1"; }
 want="step_in_epoch is 70 in the checkpoint, and an epoch of the job has 64"
 grep -q "does not fit this job: $want steps" "$T/3.out" ||
