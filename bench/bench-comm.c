@@ -18,9 +18,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <dirent.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
 #include "lib/xmalloc.h"
 #include "backend/comm/comm.h"
 #include "bench/bench.h"
@@ -33,83 +33,6 @@
 
 static const size_t	comm_bench_sizes[] = { 1 << 20, 4 << 20, 16 << 20 };
 #define BENCH_NSIZES	(sizeof comm_bench_sizes / sizeof comm_bench_sizes[0])
-
-static double
-comm_bench_now(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Store keys as files named by the key with '/' escaped. */
-static void
-comm_bench_path(const char *dir, const char *key, char *path, size_t len)
-{
-	size_t	n = (size_t)snprintf(path, len, "%s/", dir);
-
-	for (; *key != '\0' && n + 4 < len; key++) {
-		if (*key == '/' || *key == '%' || *key == '.')
-			n += (size_t)snprintf(path + n, len - n, "%%%02x",
-			    (unsigned char)*key);
-		else
-			path[n++] = *key;
-	}
-	path[n] = '\0';
-}
-
-/* Write to a temporary file, then rename, so a reader never sees half. */
-static int
-comm_bench_set(void *ctx, const char *key, const void *val, size_t len)
-{
-	const char	*dir = ctx;
-	char		 path[PATH_MAX], tmp[PATH_MAX + 32];
-	FILE		*f;
-	int		 ok;
-
-	comm_bench_path(dir, key, path, sizeof path);
-	snprintf(tmp, sizeof tmp, "%s/.tmp.%ld", dir, (long)getpid());
-	if ((f = fopen(tmp, "wb")) == NULL)
-		return -1;
-	ok = fwrite(val, 1, len, f) == len;
-	if (fclose(f) != 0 || !ok || rename(tmp, path) != 0) {
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
-}
-
-static int
-comm_bench_get(void *ctx, const char *key, void **val, size_t *len,
-    int timeout_ms)
-{
-	const char	*dir = ctx;
-	char		 path[PATH_MAX];
-	double		 deadline = comm_bench_now() + timeout_ms / 1e3;
-	struct stat	 st;
-	FILE		*f;
-
-	comm_bench_path(dir, key, path, sizeof path);
-	while ((f = fopen(path, "rb")) == NULL) {
-		if (errno != ENOENT || comm_bench_now() >= deadline)
-			return -1;
-		usleep(1000);
-	}
-	if (fstat(fileno(f), &st) != 0) {
-		fclose(f);
-		return -1;
-	}
-	*len = (size_t)st.st_size;
-	*val = xmalloc(*len + 1);
-	if (fread(*val, 1, *len, f) != *len) {
-		free(*val);
-		fclose(f);
-		return -1;
-	}
-	fclose(f);
-	return 0;
-}
 
 /* Enough calls to move about BENCH_BYTES_PER_SIZE, but 5 to 64 of them. */
 static int
@@ -129,12 +52,12 @@ comm_bench_memcpy(size_t bytes, int iters)
 	memset(src, 1, bytes);
 	memset(dst, 0, bytes);
 	memcpy(dst, src, bytes);
-	t = comm_bench_now();
+	t = clock_mono();
 	for (int i = 0; i < iters; i++) {
 		src[i] = (char)i;
 		memcpy(dst, src, bytes);
 	}
-	t = comm_bench_now() - t;
+	t = clock_mono() - t;
 	if (dst[iters - 1] != (char)(iters - 1))
 		t = -1;
 	free(src);
@@ -150,10 +73,7 @@ comm_bench_rank(const char *dir, int rank)
 		.backend = "gloo", .rank = rank, .world = BENCH_RANKS,
 		.bind_addr = "127.0.0.1", .timeout_ms = BENCH_TIMEOUT_MS,
 	};
-	struct comm_store	 cs = {
-		.ctx = (void *)dir, .set = comm_bench_set,
-		.get = comm_bench_get,
-	};
+	struct comm_store	 cs = comm_dir_store(dir);
 	struct comm		*c;
 	char			 err[1024];
 	float			*buf;
@@ -176,12 +96,12 @@ comm_bench_rank(const char *dir, int rank)
 		}
 		if (comm_barrier(c, err, sizeof err) != 0)
 			goto fail;
-		t = comm_bench_now();
+		t = clock_mono();
 		for (int i = 0; i < iters; i++) {
 			if (comm_allreduce_f32(c, buf, n, err, sizeof err) != 0)
 				goto fail;
 		}
-		ar = (comm_bench_now() - t) / iters;
+		ar = (clock_mono() - t) / iters;
 		if (rank == 0) {
 			mc = comm_bench_memcpy(bytes, iters);
 			printf("%9zuM %8.1f MiB %6d %15.2f %12.2f %7.3f\n",
@@ -266,7 +186,7 @@ comm_bench(void)
 		}
 	}
 
-	deadline = comm_bench_now() + BENCH_DEADLINE_MS / 1e3;
+	deadline = clock_mono() + BENCH_DEADLINE_MS / 1e3;
 	while (left > 0) {
 		for (int r = 0; r < BENCH_RANKS; r++) {
 			if (pid[r] <= 0 || waitpid(pid[r], &status, WNOHANG)
@@ -277,7 +197,7 @@ comm_bench(void)
 			pid[r] = 0;
 			left--;
 		}
-		if (left > 0 && comm_bench_now() > deadline) {
+		if (left > 0 && clock_mono() > deadline) {
 			fprintf(stderr, "comm bench: ranks still running after "
 			    "%d s, killed\n", BENCH_DEADLINE_MS / 1000);
 			for (int r = 0; r < BENCH_RANKS; r++) {

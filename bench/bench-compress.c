@@ -49,14 +49,8 @@ bench_gauss(float *x, size_t n)
 	struct rng	r;
 
 	rng_seed(&r, BENCH_SEED, 0);
-	for (size_t i = 0; i < n; i += 2) {
-		float	rad = sqrtf(-2.0f * logf(1.0f - rng_float(&r)));
-		float	th = 6.28318531f * rng_float(&r);
-
-		x[i] = rad * cosf(th);
-		if (i + 1 < n)
-			x[i + 1] = rad * sinf(th);
-	}
+	for (size_t i = 0; i < n; i++)
+		x[i] = rng_gauss(&r);
 }
 
 static void

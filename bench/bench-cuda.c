@@ -26,10 +26,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cuda_runtime_api.h>
 
+#include "lib/clock.h"
 #include "lib/cuda-probe.h"
 #include "lib/rng.h"
 #include "kernels/cpu/compress.h"
@@ -50,15 +50,6 @@ static const int	mlp_dims[NL + 1] = { 784, 256, 256, 10 };
 	DIE("%s: %s", #call, cuda_last_error()); } while (0)
 
 static struct rng	bench_rng;
-
-static double
-now(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void *
 dmalloc(size_t bytes)
@@ -211,22 +202,22 @@ bench_mlp(void)
 		mlp_step_gpu(&g);
 	CK(cudaDeviceSynchronize());
 	n = 0;
-	t = now();
+	t = clock_mono();
 	do {
 		for (int i = 0; i < 100; i++)
 			mlp_step_gpu(&g);
 		CK(cudaDeviceSynchronize());
 		n += 100;
-	} while (now() - t < 2.0);
-	tg = (now() - t) / n;
+	} while (clock_mono() - t < 2.0);
+	tg = (clock_mono() - t) / n;
 	mlp_step_cpu(&c);
 	n = 0;
-	t = now();
+	t = clock_mono();
 	do {
 		mlp_step_cpu(&c);
 		n++;
-	} while (now() - t < 2.0);
-	tc = (now() - t) / n;
+	} while (clock_mono() - t < 2.0);
+	tc = (clock_mono() - t) / n;
 	printf("mlp: fmnist-mlp 784-256-256-10, batch %d, fwd+bwd+sgd kernels "
 	    "(no GPU train loop yet)\n", B);
 	printf("  gpu %10.0f samples/s  (%.1f us/step)\n", B / tg, tg * 1e6);
@@ -242,13 +233,13 @@ bench_mlp(void)
 	double	 t_;							\
 	__VA_ARGS__;							\
 	CK(cudaDeviceSynchronize());					\
-	t_ = now();							\
+	t_ = clock_mono();						\
 	do {								\
 		__VA_ARGS__;						\
 		n_++;							\
-	} while (now() - t_ < 1.0);					\
+	} while (clock_mono() - t_ < 1.0);				\
 	CK(cudaDeviceSynchronize());					\
-	(secs) = (now() - t_) / n_;					\
+	(secs) = (clock_mono() - t_) / n_;				\
 } while (0)
 
 static void

@@ -6,6 +6,7 @@
 #ifndef HUNTER_RNG_H
 #define HUNTER_RNG_H
 
+#include <math.h>
 #include <stdint.h>
 
 struct rng {
@@ -61,6 +62,16 @@ static inline float
 rng_float(struct rng *r)
 {
 	return (float)(rng_next(r) >> 40) * (1.0f / 16777216.0f);
+}
+
+/* A standard normal float: Box-Muller's cosine half, from two uniforms
+ * (the first taken from (0, 1], so that its log is finite). */
+static inline float
+rng_gauss(struct rng *r)
+{
+	float	u = 1.0f - rng_float(r), v = rng_float(r);
+
+	return sqrtf(-2.0f * logf(u)) * cosf(6.28318531f * v);
 }
 
 #endif

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
 #include "lib/xmalloc.h"
 #include "backend/agent/sampler.h"
 
@@ -64,15 +65,6 @@ node_metric_name(enum node_metric m)
 	if ((unsigned)m >= NM_COUNT)
 		return NULL;
 	return sampler_names[m];
-}
-
-static double
-sampler_monotonic(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static void
@@ -472,7 +464,7 @@ sampler_create(const char *root)
 	struct sampler	*s = xcalloc(1, sizeof *s);
 
 	s->root = xstrdup(root != NULL ? root : "");
-	s->now = sampler_monotonic;
+	s->now = clock_mono;
 	return s;
 }
 
@@ -488,7 +480,7 @@ sampler_free(struct sampler *s)
 void
 sampler_set_clock(struct sampler *s, double (*now)(void))
 {
-	s->now = now != NULL ? now : sampler_monotonic;
+	s->now = now != NULL ? now : clock_mono;
 }
 
 void

@@ -34,6 +34,7 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include "lib/clock.h"
 #include "lib/errf.h"
 #include "backend/comm/comm-backend.h"
 
@@ -97,21 +98,12 @@ nccl_cuda_check(cudaError_t e, const char *what, const char *file, int line,
 	return -1;
 }
 
-static double
-nccl_now_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 static void
 nccl_nap(double started)
 {
 	struct timespec	ts = { 0, NCCL_NAP_NS };
 
-	if (nccl_now_ms() - started >= NCCL_SPIN_MS)
+	if (1e3 * clock_mono() - started >= NCCL_SPIN_MS)
 		nanosleep(&ts, NULL);
 }
 
@@ -139,7 +131,7 @@ static int
 nccl_wait(struct comm_nccl *n, int stream, const char *what, char *err,
     size_t errlen)
 {
-	double		t0 = nccl_now_ms();
+	double		t0 = 1e3 * clock_mono();
 	char		msg[512];
 	ncclResult_t	st;
 	cudaError_t	ce;
@@ -165,7 +157,7 @@ nccl_wait(struct comm_nccl *n, int stream, const char *what, char *err,
 				return nccl_abandon(n, msg, err, errlen);
 			}
 		}
-		if (nccl_now_ms() - t0 > n->timeout_ms) {
+		if (1e3 * clock_mono() - t0 > n->timeout_ms) {
 			snprintf(msg, sizeof msg, "%s: rank %d of %d "
 			    "(generation %d): no progress in %d ms; the group "
 			    "is aborted", what, n->rank, n->world,

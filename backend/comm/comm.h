@@ -35,6 +35,11 @@ struct comm_store {
 		    int timeout_ms);
 };
 
+/* A store over the directory dir (which must outlive it), one file per
+ * key: for ranks on one host with no backend, as hunter bench comm and
+ * the tests run them (comm-dirstore.c). */
+struct comm_store comm_dir_store(const char *dir);
+
 struct comm_config {
 	const char	*backend;	/* "gloo", or "nccl" where built */
 	int		 rank, world;

@@ -1,11 +1,14 @@
 /*
- * checkpoint.h: safetensors checkpoints (docs/architecture.md, "Training").  The file
- * is an 8-byte little-endian header length, a JSON header and the raw
- * tensors, so PyTorch can read the weights.  The parameters are named
+ * checkpoint.h: safetensors checkpoints (docs/architecture.md,
+ * "Training").  The file is an 8-byte little-endian header length, a
+ * JSON header and the raw tensors, so PyTorch can read the weights.  The parameters are named
  * tensors; the optimizer state is "optim.m.NAME" (and "optim.v.NAME");
- * step, epoch, loader position, seed and batch shape are metadata, as is
- * a CRC-32 of the tensor bytes that is checked on load.  Writes go to a
- * temporary file, then fsync, rename and an fsync of the directory.
+ * step, epoch, loader position, seed, batch shape and the training set's
+ * size are metadata (format "hunter/2"), as is a CRC-32 of the whole file
+ * (its own digits read as zeros) that is checked on load.  Writes go to a
+ * temporary file of a random name made with O_EXCL | O_NOFOLLOW, then
+ * fsync, rename and an fsync of the directory.  checkpoint-file.c writes
+ * and reads one file, checkpoint.c keeps the directory.
  */
 #ifndef HUNTER_CHECKPOINT_H
 #define HUNTER_CHECKPOINT_H
@@ -31,6 +34,8 @@ struct ckpt_meta {
 	long	 step_in_epoch;	/* ... and step within it */
 	uint64_t seed;
 	int	 world, micro, accum;
+	int	 global;	/* train.batch.global */
+	int	 samples;	/* of the training set */
 	/* Written when set; filled by a load (free with checkpoint_meta_free). */
 	struct ckpt_blob *blobs;
 	int	 nblobs;
@@ -45,8 +50,10 @@ int	checkpoint_write(const char *dir, int keep, const struct model *,
 	    const struct optimizer *, const struct ckpt_meta *, char *path,
 	    size_t pathlen, char *err, size_t errlen);
 
-/* Load path into model and optimizer, checking names, shapes and the
- * CRC.  Returns 0, or -1 with err set and nothing changed. */
+/* Load path into model and optimizer, checking names, shapes, the
+ * metadata's numbers and the CRC; the file is read only as far as its
+ * checked header says.  Returns 0, or -1 with err set and nothing
+ * changed.  Whether the position fits a job is the caller's to check. */
 int	checkpoint_load(const char *path, struct model *, struct optimizer *,
 	    struct ckpt_meta *, char *err, size_t errlen);
 

@@ -2,7 +2,7 @@
  * compressor.h: gradient compression (DGC-style) as a table of const
  * descriptors, one file each: none, fp16, topk, threshold (compressor.c
  * has the table).  The numeric kernels live in
- * kernels/cpu/compress.c; this is the glue a rank keeps between steps:
+ * kernels/cpu/compress.h; this is the glue a rank keeps between steps:
  * the residual (error feedback), the momentum-correction velocity, the
  * warm-up of the density, and the wire format.
  *

@@ -61,6 +61,7 @@ train_checkpoint(struct trainer *t, char *err, size_t errlen, int collective)
 		.step_in_epoch = rollover ? 0 : t->step_in_epoch,
 		.seed = t->job->train.seed,
 		.world = t->cfg->world, .micro = t->micro, .accum = t->accum,
+		.global = t->job->train.batch.global, .samples = t->train.n,
 	};
 	struct ckpt_blob *blobs = NULL;
 	uint8_t		*states = NULL;
@@ -178,8 +179,74 @@ train_share_state(struct trainer *t, char *err, size_t errlen)
 	return t->comp != NULL ? train_share_compressor(t, err, errlen) : 0;
 }
 
+/*
+ * Whether the checkpoint rank 0 loaded fits this job: written by this job
+ * with its seed, global batch and training set (the model's shape the
+ * load has checked), at a position inside the job: a step of an epoch
+ * that has that many steps, an epoch the job has, a step count that is
+ * that position, and Adam's count at it.  Otherwise err names the field
+ * and both values.  World, micro-batch and accumulation may differ: the
+ * order of the samples does not depend on them, and the micro-batch is
+ * tuned afresh when the resumed one does not divide the rank's share.
+ */
+static int
+train_resume_fits(const struct trainer *t, const struct ckpt_meta *cm,
+    const char *path, char *err, size_t errlen)
+{
+	const struct job_spec *job = t->job;
+	long		 spe = t->steps_per_epoch;
+	long long	 want[3] = { job->train.batch.global, t->train.n,
+	    job->train.epochs };
+	long long	 have[3] = { cm->global, cm->samples, cm->epoch };
+	static const char *const what[3] = { "train.batch.global",
+	    "the training set's samples", "epoch" };
+
+	if (strcmp(cm->job, job->name) != 0) {
+		snprintf(err, errlen, "%s does not fit this job: it is job "
+		    "'%s''s, this is '%s'", path, cm->job, job->name);
+		return -1;
+	}
+	if (cm->seed != job->train.seed) {
+		snprintf(err, errlen, "%s does not fit this job: train.seed is "
+		    "%llu in the checkpoint, %llu in the job", path,
+		    (unsigned long long)cm->seed,
+		    (unsigned long long)job->train.seed);
+		return -1;
+	}
+	for (int i = 0; i < 2; i++) {
+		if (have[i] != want[i]) {
+			snprintf(err, errlen, "%s does not fit this job: %s is "
+			    "%lld in the checkpoint, %lld in the job", path,
+			    what[i], have[i], want[i]);
+			return -1;
+		}
+	}
+	if (have[2] > want[2] || (have[2] == want[2] && cm->step_in_epoch > 0)) {
+		snprintf(err, errlen, "%s does not fit this job: it is at epoch "
+		    "%d step %ld, past the job's %d epochs", path, cm->epoch + 1,
+		    cm->step_in_epoch, job->train.epochs);
+		return -1;
+	}
+	if (cm->step_in_epoch >= spe) {
+		snprintf(err, errlen, "%s does not fit this job: step_in_epoch is "
+		    "%ld in the checkpoint, and an epoch of the job has %ld "
+		    "steps", path, cm->step_in_epoch, spe);
+		return -1;
+	}
+	if (cm->step != cm->epoch * spe + cm->step_in_epoch ||
+	    (t->opt->t != 0 && t->opt->t != cm->step)) {
+		snprintf(err, errlen, "%s does not fit this job: step is %ld "
+		    "(adam_t %ld) in the checkpoint, epoch %d x %ld steps + %ld "
+		    "in the job", path, cm->step, t->opt->t, cm->epoch, spe,
+		    cm->step_in_epoch);
+		return -1;
+	}
+	return 0;
+}
+
 /* Rank 0 resumes from the newest valid checkpoint, if asked; then every
- * rank gets rank 0's state. */
+ * rank gets rank 0's state.  A checkpoint that does not fit the job fails
+ * the rank before its first step, and the checkpoints stay as they are. */
 int
 train_resume(struct trainer *t, char *err, size_t errlen)
 {
@@ -198,10 +265,7 @@ train_resume(struct trainer *t, char *err, size_t errlen)
 		    "from step 0", t->cfg->checkpoint_dir);
 		return train_share_state(t, err, errlen);
 	}
-	if (cm.seed != t->job->train.seed) {
-		snprintf(err, errlen, "%s was written with seed %llu, the job "
-		    "has seed %llu", path, (unsigned long long)cm.seed,
-		    (unsigned long long)t->job->train.seed);
+	if (train_resume_fits(t, &cm, path, err, errlen) != 0) {
 		checkpoint_meta_free(&cm);
 		return -1;
 	}

@@ -1,73 +1,31 @@
 /*
- * codec.cu: the dense fp16 and sparse (delta varint + fp16) codecs on the
- * GPU, byte for byte compress.c's (formats in compress.h).
+ * codec.cu: the scale's absmax and the dense fp16 and sparse (delta
+ * varint + fp16) codecs on the GPU, byte for byte codec.c's (formats in
+ * compress.h).
  *
- * fp16 is compress.c's integer rounding, so NaN payloads and subnormals
- * come out the same, not the hardware's __float2half.  The sparse encoder
- * sizes each index gap's varint, places them by the tile compaction (a
- * scan of the lengths) and writes the values after the last varint.  The
- * decoder finds the varints the same way: the byte after each terminator
- * (high bit clear) starts the next, so a scan of the terminators places
- * every gap; each is then checked as cmp_get_varint checks it, the gaps
- * are scanned into indices, and only a buffer the CPU would accept is
- * added into dense.  Decoding adds in place with __fmul_rn and __fadd_rn,
- * the CPU's rounding, one thread per index: the indices are strictly
- * increasing, so no two threads add into one place.
+ * fp16 is codec.c's integer rounding and the varint codec.c's too (both
+ * kernels/compress-core.h), so NaN payloads and subnormals come out the
+ * same, not the hardware's __float2half.  The sparse encoder sizes each
+ * index gap's varint, places them by the tile compaction (a scan of the
+ * lengths) and writes the values after the last varint.  The decoder
+ * finds the varints the same way: the byte after each terminator (high
+ * bit clear) starts the next, so a scan of the terminators places every
+ * gap; each is then read by cmp_get_varint, the gaps are scanned into
+ * indices, and only a buffer the CPU would accept is added into dense.
+ * Decoding adds in place with __fmul_rn and __fadd_rn, the CPU's
+ * rounding, one thread per index: the indices are strictly increasing,
+ * so no two threads add into one place.
  */
-#include <string.h>
-
+#include "kernels/compress-core.h"
 #include "kernels/cuda/cuda-internal.cuh"
 
 using namespace hk;
 
-#define CODEC_INF	0x7f800000u
-
-static __device__ __forceinline__ uint16_t
-codec_f16(float f)
-{
-	uint32_t	u = __float_as_uint(f), a, sign, h;
-
-	sign = (u >> 16) & 0x8000u;
-	a = u & 0x7fffffffu;
-	if (a >= CODEC_INF)
-		h = a > CODEC_INF ? 0x7e00u | ((a >> 13) & 0x3ffu) : 0x7c00u;
-	else if (a >= 0x477ff000u)
-		h = 0x7c00u;
-	else if (a >= 0x38800000u)
-		h = (a - 0x38000000u + 0xfffu + ((a >> 13) & 1u)) >> 13;
-	else if (a > 0x33000000u) {
-		uint32_t m = (a & 0x7fffffu) | 0x800000u;
-		uint32_t sh = 126u - (a >> 23);
-
-		h = (m + (1u << (sh - 1)) - 1u + ((m >> sh) & 1u)) >> sh;
-	} else
-		h = 0;
-	return (uint16_t)(sign | h);
-}
-
-static __device__ __forceinline__ float
-codec_f32(uint16_t h)
-{
-	uint32_t	sign = (uint32_t)(h & 0x8000u) << 16;
-	uint32_t	e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-	float		f;
-
-	if (e == 0) {
-		f = __fmul_rn((float)m, 0x1p-24f);
-		return sign ? -f : f;
-	}
-	if (e == 31)
-		return __uint_as_float(sign | CODEC_INF | (m << 13) |
-		    (m ? 0x400000u : 0));
-	return __uint_as_float(sign | ((e + 112u) << 23) | (m << 13));
-}
-
 static __global__ void
 codec_fp16_enc(uint8_t *out, const float *x, size_t n, float scale)
 {
-	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-	    i += (size_t)gridDim.x * blockDim.x) {
-		uint16_t h = codec_f16(__fmul_rn(x[i], scale));
+	GRID_LOOP(i, n) {
+		uint16_t h = cmp_f16(__fmul_rn(x[i], scale));
 
 		out[2 * i] = (uint8_t)h;
 		out[2 * i + 1] = (uint8_t)(h >> 8);
@@ -77,11 +35,10 @@ codec_fp16_enc(uint8_t *out, const float *x, size_t n, float scale)
 static __global__ void
 codec_fp16_dec(float *dense, const uint8_t *in, size_t n, float scale)
 {
-	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-	    i += (size_t)gridDim.x * blockDim.x) {
+	GRID_LOOP(i, n) {
 		uint16_t h = (uint16_t)(in[2 * i] | in[2 * i + 1] << 8);
 
-		dense[i] = __fadd_rn(dense[i], __fmul_rn(codec_f32(h), scale));
+		dense[i] = __fadd_rn(dense[i], __fmul_rn(cmp_f32(h), scale));
 	}
 }
 
@@ -108,14 +65,47 @@ cuda_fp16_decode_add(float *dense, const uint8_t *in, size_t n, float scale,
 	return 0;
 }
 
-/* Sparse encoding. */
+/* The scale's absmax. */
 
-static __host__ __device__ __forceinline__ int
-codec_varint_len(uint32_t v)
+struct codec_max {
+	__device__ uint32_t operator()(uint32_t a, uint32_t b) const {
+		return a > b ? a : b;
+	}
+};
+
+/* Largest finite key over x[idx[j]] (or x[j]) into *out as a float. */
+static __global__ void
+codec_absmax(uint32_t *out, const float *x, const uint32_t *idx, size_t m)
 {
-	return 1 + (v >= 1u << 7) + (v >= 1u << 14) + (v >= 1u << 21) +
-	    (v >= 1u << 28);
+	typedef cub::BlockReduce<uint32_t, 256>	Reduce;
+	__shared__ typename Reduce::TempStorage	tmp;
+	uint32_t				best = 0;
+
+	GRID_LOOP(j, m) {
+		uint32_t key = cmp_key(x[idx != nullptr ? idx[j] : j]);
+
+		key = key < CMP_INF ? key : 0;
+		best = key > best ? key : best;
+	}
+	best = Reduce(tmp).Reduce(best, codec_max());
+	if (threadIdx.x == 0 && best != 0)
+		atomicMax(out, best);
 }
+
+int
+cuda_compress_absmax(float *out, const float *x, const uint32_t *idx,
+    size_t m, cudaStream_t s)
+{
+	CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof *out, s));
+	if (m == 0)
+		return 0;
+	codec_absmax<<<grid_for(m, 256, 2048), 256, 0, s>>>((uint32_t *)out, x,
+	    idx, m);
+	CUDA_LAUNCHED();
+	return 0;
+}
+
+/* Sparse encoding. */
 
 static __device__ __forceinline__ uint32_t
 codec_gap(const uint32_t *idx, size_t j)
@@ -128,7 +118,7 @@ struct codec_len_w {
 	const uint32_t	*idx;
 
 	__device__ u64 operator()(size_t j) const {
-		return (u64)codec_varint_len(codec_gap(idx, j));
+		return (u64)cmp_varint_len(codec_gap(idx, j));
 	}
 };
 
@@ -138,14 +128,7 @@ struct codec_put_e {
 	uint8_t		*out;
 
 	__device__ void operator()(size_t j, u64 pos, u64 w) const {
-		uint32_t	 v = codec_gap(idx, j);
-		uint8_t		*p = out + pos;
-
-		while (v >= 0x80) {
-			*p++ = (uint8_t)(v | 0x80);
-			v >>= 7;
-		}
-		*p = (uint8_t)v;
+		cmp_put_varint(out + pos, codec_gap(idx, j));
 	}
 };
 
@@ -157,15 +140,10 @@ codec_values(uint8_t *out, int hl, const u64 *gaps, const uint32_t *idx,
 {
 	uint8_t	*vals = out + hl + *gaps;
 
-	if (blockIdx.x == 0 && threadIdx.x == 0) {
-		uint64_t v = count;
-
-		for (int b = 0; b < hl; b++, v >>= 7)
-			out[b] = (uint8_t)((v & 0x7f) | (b + 1 < hl ? 0x80 : 0));
-	}
-	for (size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-	    j < count; j += (size_t)gridDim.x * blockDim.x) {
-		uint16_t h = codec_f16(__fmul_rn(x[idx[j]], scale));
+	if (blockIdx.x == 0 && threadIdx.x == 0)
+		cmp_put_varint(out, (uint32_t)count);
+	GRID_LOOP(j, count) {
+		uint16_t h = cmp_f16(__fmul_rn(x[idx[j]], scale));
 
 		vals[2 * j] = (uint8_t)h;
 		vals[2 * j + 1] = (uint8_t)(h >> 8);
@@ -183,7 +161,7 @@ cuda_sparse_encode(uint8_t *out, size_t *bytes, const uint32_t *idx,
     const float *x, size_t count, float scale, void *ws, cudaStream_t s)
 {
 	u64		*cnt = (u64 *)ws, gaps = 0;
-	int		 hl = codec_varint_len((uint32_t)count);
+	int		 hl = cmp_varint_len((uint32_t)count);
 	codec_len_w	 lw = { idx };
 	codec_put_e	 pe = { idx, out + hl };
 
@@ -194,9 +172,7 @@ cuda_sparse_encode(uint8_t *out, size_t *bytes, const uint32_t *idx,
 	codec_values<<<grid_for(count, EW_TPB), EW_TPB, 0, s>>>(out, hl,
 	    cnt + tiles(count), idx, x, count, scale);
 	CUDA_LAUNCHED();
-	CUDA_CHECK(cudaMemcpyAsync(&gaps, cnt + tiles(count), sizeof gaps,
-	    cudaMemcpyDeviceToHost, s));
-	CUDA_CHECK(cudaStreamSynchronize(s));
+	CUDA_FETCH(&gaps, cnt + tiles(count), sizeof gaps, s);
 	*bytes = (size_t)hl + (size_t)gaps + 2 * count;
 	return 0;
 }
@@ -225,19 +201,14 @@ codec_max_count(size_t n, size_t len)
 static size_t
 codec_dec_layout(size_t n, size_t len, void *base, struct codec_dec_ws *w)
 {
-	size_t	c = codec_max_count(n, len), off = 0;
-	char	*p = (char *)base;
+	struct codec_dec_ws	count_only;
+	size_t			c = codec_max_count(n, len), off = 0;
 
-#define DEC_PART(field, bytes) do {					\
-	if (w != nullptr)						\
-		w->field = (decltype(w->field))(p + off);		\
-	off += align256(bytes);						\
-} while (0)
-	DEC_PART(st, sizeof(struct codec_dec_state));
-	DEC_PART(ends, c * sizeof(u64));
-	DEC_PART(at, c * sizeof(u64));
-	DEC_PART(cnt, (tiles(5 * c) + 1) * sizeof(u64));
-#undef DEC_PART
+	w = w != nullptr ? w : &count_only;
+	ws_part(&w->st, base, &off, sizeof *w->st);
+	ws_part(&w->ends, base, &off, c * sizeof(u64));
+	ws_part(&w->at, base, &off, c * sizeof(u64));
+	ws_part(&w->cnt, base, &off, (tiles(5 * c) + 1) * sizeof(u64));
 	return off;
 }
 
@@ -245,29 +216,6 @@ size_t
 cuda_sparse_decode_workspace(size_t n, size_t len)
 {
 	return codec_dec_layout(n, len, nullptr, nullptr);
-}
-
-/* cmp_get_varint on the host: a varint of at most 32 bits, or NULL. */
-static const uint8_t *
-codec_get_varint(const uint8_t *p, const uint8_t *end, uint32_t *v)
-{
-	uint32_t	r = 0;
-
-	for (int sh = 0; sh < 35; sh += 7) {
-		uint8_t	b;
-
-		if (p == end)
-			return nullptr;
-		b = *p++;
-		if (sh == 28 && b > 0x0f)
-			return nullptr;
-		r |= (uint32_t)(b & 0x7f) << sh;
-		if ((b & 0x80) == 0) {
-			*v = r;
-			return p;
-		}
-	}
-	return nullptr;
 }
 
 /* Weight: a varint's last byte. */
@@ -290,8 +238,8 @@ struct codec_ends_e {
 	}
 };
 
-/* Each gap's varint, checked as cmp_get_varint and the CPU's loop check
- * it; *terms is how many varints the bytes hold. */
+/* Each gap's varint, checked as the CPU's decoder checks it; *terms is
+ * how many varints the bytes hold. */
 static __global__ void
 codec_gaps(const uint8_t *b, const u64 *terms, struct codec_dec_ws w,
     size_t count)
@@ -301,18 +249,16 @@ codec_gaps(const uint8_t *b, const u64 *terms, struct codec_dec_ws w,
 			w.st->bad = 1;
 		return;
 	}
-	for (size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-	    j < count; j += (size_t)gridDim.x * blockDim.x) {
+	GRID_LOOP(j, count) {
 		u64		start = j == 0 ? 0 : w.ends[j - 1] + 1;
-		u64		len = w.ends[j] - start + 1;
 		uint32_t	v = 0;
 
-		if (len > 5 || (len == 5 && b[start + 4] > 0x0f)) {
+		/* The only terminator in the range is its last byte. */
+		if (cmp_get_varint(b + start, b + w.ends[j] + 1, &v) ==
+		    nullptr) {
 			w.st->bad = 1;
 			continue;
 		}
-		for (u64 q = 0; q < len; q++)
-			v |= (uint32_t)(b[start + q] & 0x7f) << (7 * q);
 		if (j > 0 && v == 0)
 			w.st->bad = 1;
 		w.at[j] = v;
@@ -359,12 +305,11 @@ static __global__ void
 codec_dec_add(float *dense, const uint8_t *vals, const u64 *at, size_t count,
     float scale)
 {
-	for (size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-	    j < count; j += (size_t)gridDim.x * blockDim.x) {
+	GRID_LOOP(j, count) {
 		uint16_t h = (uint16_t)(vals[2 * j] | vals[2 * j + 1] << 8);
 
 		dense[at[j]] = __fadd_rn(dense[at[j]],
-		    __fmul_rn(codec_f32(h), scale));
+		    __fmul_rn(cmp_f32(h), scale));
 	}
 }
 
@@ -381,10 +326,8 @@ cuda_sparse_decode_add(float *dense, size_t n, const uint8_t *buf,
 
 	*used = -1;
 	codec_dec_layout(n, len, ws, &w);
-	CUDA_CHECK(cudaMemcpyAsync(head, buf, len < 5 ? len : 5,
-	    cudaMemcpyDeviceToHost, s));
-	CUDA_CHECK(cudaStreamSynchronize(s));
-	if ((p = codec_get_varint(head, head + (len < 5 ? len : 5), &c32)) ==
+	CUDA_FETCH(head, buf, len < 5 ? len : 5, s);
+	if ((p = cmp_get_varint(head, head + (len < 5 ? len : 5), &c32)) ==
 	    nullptr)
 		return 0;
 	hl = (size_t)(p - head);
@@ -417,9 +360,7 @@ cuda_sparse_decode_add(float *dense, size_t n, const uint8_t *buf,
 	}
 	codec_dec_check<<<1, 1, 0, s>>>(w, count, n, hl, len);
 	CUDA_LAUNCHED();
-	CUDA_CHECK(cudaMemcpyAsync(&st, w.st, sizeof st, cudaMemcpyDeviceToHost,
-	    s));
-	CUDA_CHECK(cudaStreamSynchronize(s));
+	CUDA_FETCH(&st, w.st, sizeof st, s);
 	if (st.bad)
 		return 0;
 	codec_dec_add<<<grid_for(count, EW_TPB), EW_TPB, 0, s>>>(dense,

@@ -1,8 +1,8 @@
 /*
  * cuda-internal.cuh: what the .cu files of kernels/cuda share: launch
- * sizes, the magnitude key, and an ordered
- * compaction in three launches, on which the selection and the codecs
- * are built.
+ * sizes, workspace layout, and an ordered compaction in three launches,
+ * on which the selection and the codecs are built (what they share with
+ * their CPU twins is kernels/compress-core.h).
  *
  * The compaction works on tiles of TILE items, IPT consecutive items per
  * thread.  A weight functor gives each item a count (1 or 0 for "keep
@@ -25,6 +25,13 @@
 /* After a launch: a bad configuration is an error now. */
 #define CUDA_LAUNCHED()	CUDA_CHECK(cudaGetLastError())
 
+/* Copy bytes back from the device and wait for them. */
+#define CUDA_FETCH(dst, src, bytes, s) do {				\
+	CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost,	\
+	    s));							\
+	CUDA_CHECK(cudaStreamSynchronize(s));				\
+} while (0)
+
 namespace hk {
 
 typedef unsigned long long u64;
@@ -41,15 +48,20 @@ tiles(size_t n)
 	return (n + TILE - 1) / TILE;
 }
 
-/* Blocks for a grid-stride loop over n items: enough to fill the GPU,
- * never more than the items need. */
+/* A grid-stride loop: i over [0, n), spread over every thread. */
+#define GRID_LOOP(i, n)							\
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;	\
+	    i < (n); i += (size_t)gridDim.x * blockDim.x)
+
+/* Blocks for a grid-stride loop over n items: enough to fill the GPU
+ * (or at most cap), never more than the items need. */
 static inline unsigned
-grid_for(size_t n, int tpb)
+grid_for(size_t n, int tpb, size_t cap = 8192)
 {
 	size_t	b = (n + tpb - 1) / tpb;
 
-	if (b > 8192)
-		b = 8192;
+	if (b > cap)
+		b = cap;
 	return b > 0 ? (unsigned)b : 1u;
 }
 
@@ -60,11 +72,15 @@ align256(size_t b)
 	return (b + 255) & ~(size_t)255;
 }
 
-/* |x| as its bit pattern: orders like the magnitude (compress.h). */
-__device__ __forceinline__ uint32_t
-key_of(float f)
+/* Lay out a workspace: *part is the next bytes (rounded up to 256) at
+ * *off from base; a null base only counts. */
+template <class T>
+static inline void
+ws_part(T **part, void *base, size_t *off, size_t bytes)
 {
-	return __float_as_uint(f) & 0x7fffffffu;
+	if (base != nullptr)
+		*part = (T *)((char *)base + *off);
+	*off += align256(bytes);
 }
 
 template <class W>

@@ -1,47 +1,38 @@
 /*
- * select.cu: top-k, the sampled threshold and absmax on the GPU, giving
- * the same indices as compress.c.
+ * select.cu: top-k and the sampled threshold on the GPU, giving the same
+ * indices as select.c (whose constants and sample plan are both's, in
+ * kernels/compress-core.h).
  *
- * The k-th largest key (|x| as bits) is found by the CPU's radix select,
- * three levels of 11, 11 and 9 bits: a histogram of the keys that match
- * the prefix so far (shared-memory bins, added into global ones), then
- * one block picks the bin that holds the k-th, scanning the bins from the
- * top.  What the levels decide (prefix, how many of the k are still
- * needed) stays on the device, so top-k never waits for the host.  After
- * the last level the prefix is the k-th key and "need" is its tie quota:
- * how many keys equal to it the top k take.  When that is fewer than all
- * of them, one more ordered pass finds the index of the last equal key
- * taken, so ties go to the lower index, as on the CPU.  The indices are
- * then written in order by the tile compaction (cuda-internal.cuh).
+ * The k-th largest key is found by the CPU's radix select, three levels
+ * of 11, 11 and 9 bits: a histogram of the keys that match the prefix so
+ * far (shared-memory bins added into global ones), then one block picks
+ * the bin that holds the k-th, scanning from the top.  What the levels
+ * decide (prefix, how many of the k are still needed) stays on the
+ * device, so top-k never waits for the host.  After the last level the
+ * prefix is the k-th key and "need" its tie quota; when that is fewer
+ * than all the equal keys, one more ordered pass finds the index of the
+ * last one taken, so ties go to the lower index.  The tile compaction
+ * (cuda-internal.cuh) then writes the indices in order.
  *
  * The threshold replays compress_threshold's decisions rather than its
- * loop: the sample positions are drawn on the host from the same rng, in
- * the same order; the threshold is the same rank of the sample.  The CPU
- * raises the threshold at the first 64-entry block boundary where its
- * candidates pass the limit; candidates then are exactly the keys >= t
- * before that boundary, so the GPU counts those, finds the first such
- * boundary by a scan of per-block counts, and raises t there by the same
- * rule (the prefix's k-th largest, or t + 1).  The final set is every
- * key >= t, cut or refilled by top-k exactly when the CPU does.
+ * loop: the sample is drawn on the host from the same rng, in the same
+ * order, and t is the same rank of it.  The CPU raises t at the first
+ * 64-entry block boundary where its candidates pass the limit, and they
+ * are then exactly the keys >= t before that boundary; so the GPU counts
+ * those, finds the first such boundary by a scan of per-block counts and
+ * raises t there by the same rule (the prefix's k-th largest, or t + 1).
+ * The result is every key >= t, cut or refilled by top-k when the CPU's
+ * would be.
  */
-#include <stdlib.h>
-#include <string.h>
+#include <vector>
 
 extern "C" {		/* C headers: compress_scratch_floats is C's */
-#include "lib/rng.h"
 #include "kernels/cpu/compress.h"
 }
+#include "kernels/compress-core.h"
 #include "kernels/cuda/cuda-internal.cuh"
 
 using namespace hk;
-
-/* compress.c's constants: the same decisions need the same numbers. */
-#define SEL_BLOCK	64
-#define SEL_SMALL	4096
-#define SEL_AIM		2
-#define SEL_HITS	32
-#define SEL_RANK	16
-#define SEL_INF		0x7f800000u
 
 /* The radix select's state on the device. */
 struct sel_state {
@@ -66,21 +57,17 @@ struct sel_ws {
 static size_t
 sel_layout(size_t n, void *base, struct sel_ws *w)
 {
-	size_t	off = 0, s = compress_scratch_floats(n);
-	char	*p = (char *)base;
+	struct sel_ws	count_only;
+	size_t		off = 0, s = compress_scratch_floats(n);
 
-#define SEL_PART(field, bytes) do {					\
-	if (w != nullptr)						\
-		w->field = (decltype(w->field))(p + off);		\
-	off += align256(bytes);						\
-} while (0)
-	SEL_PART(st, sizeof(struct sel_state));
-	SEL_PART(hist, 2048 * sizeof(uint32_t));
-	SEL_PART(cnt, (tiles(n) + 1) * sizeof(u64));
-	SEL_PART(cnt2, (tiles(n / SEL_BLOCK + 1) + 1) * sizeof(u64));
-	SEL_PART(sample, s * sizeof(float));
-	SEL_PART(spos, s * sizeof(uint32_t));
-#undef SEL_PART
+	w = w != nullptr ? w : &count_only;
+	ws_part(&w->st, base, &off, sizeof *w->st);
+	ws_part(&w->hist, base, &off, 2048 * sizeof(uint32_t));
+	ws_part(&w->cnt, base, &off, (tiles(n) + 1) * sizeof(u64));
+	ws_part(&w->cnt2, base, &off, (tiles(n / CMP_BLOCK + 1) + 1) *
+	    sizeof(u64));
+	ws_part(&w->sample, base, &off, s * sizeof(float));
+	ws_part(&w->spos, base, &off, s * sizeof(uint32_t));
 	return off;
 }
 
@@ -93,12 +80,7 @@ cuda_select_workspace(size_t n)
 static __global__ void
 sel_init(struct sel_state *st, u64 k)
 {
-	st->prefix = 0;
-	st->pmask = 0;
-	st->need = k;
-	st->equal = 0;
-	st->last = ~0ull;
-	st->first = ~0ull;
+	*st = sel_state{ 0, 0, k, 0, ~0ull, ~0ull, { 0, 0 } };
 }
 
 /* Histogram of bits [shift, shift + log2 nb) of the keys of x[0..m) that
@@ -114,9 +96,8 @@ sel_hist(const float *x, size_t m, const struct sel_state *st,
 	for (int b = threadIdx.x; b < NB; b += blockDim.x)
 		bins[b] = 0;
 	__syncthreads();
-	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < m;
-	    i += (size_t)gridDim.x * blockDim.x) {
-		uint32_t key = key_of(x[i]);
+	GRID_LOOP(i, m) {
+		uint32_t key = cmp_key(x[i]);
 
 		if ((key & pmask) == prefix)
 			atomicAdd(&bins[(key >> SHIFT) & (NB - 1)], 1u);
@@ -167,18 +148,19 @@ static int
 sel_level(const float *x, size_t m, struct sel_ws *w, cudaStream_t s)
 {
 	CUDA_CHECK(cudaMemsetAsync(w->hist, 0, NB * sizeof(uint32_t), s));
-	sel_hist<SHIFT, NB><<<grid_for(m, 256) < 1024 ? grid_for(m, 256) :
-	    1024, 256, 0, s>>>(x, m, w->st, w->hist);
+	sel_hist<SHIFT, NB><<<grid_for(m, 256, 1024), 256, 0, s>>>(x, m, w->st,
+	    w->hist);
 	CUDA_LAUNCHED();
 	sel_pick<SHIFT, NB><<<1, 1024, 0, s>>>(w->st, w->hist);
 	CUDA_LAUNCHED();
 	return 0;
 }
 
-/* The k-th largest key of x[0..m) and its tie quota into w->st;
- * 1 <= k <= m. */
+/* The k-th largest key of x[0..m) and its tie quota into w->st, and the
+ * key into *key on the host when key is not null; 1 <= k <= m. */
 static int
-sel_kth(const float *x, size_t m, size_t k, struct sel_ws *w, cudaStream_t s)
+sel_kth(const float *x, size_t m, size_t k, struct sel_ws *w, cudaStream_t s,
+    uint32_t *key = nullptr)
 {
 	sel_init<<<1, 1, 0, s>>>(w->st, k);
 	CUDA_LAUNCHED();
@@ -186,6 +168,8 @@ sel_kth(const float *x, size_t m, size_t k, struct sel_ws *w, cudaStream_t s)
 	    sel_level<9, 2048>(x, m, w, s) != 0 ||
 	    sel_level<0, 512>(x, m, w, s) != 0)
 		return -1;
+	if (key != nullptr)
+		CUDA_FETCH(key, &w->st->prefix, sizeof *key, s);
 	return 0;
 }
 
@@ -197,7 +181,7 @@ struct sel_eq_w {
 	__device__ u64 operator()(size_t i) const {
 		if (st->need == st->equal)
 			return 0;
-		return key_of(x[i]) == st->prefix;
+		return cmp_key(x[i]) == st->prefix;
 	}
 };
 
@@ -217,7 +201,7 @@ struct sel_take_w {
 	const struct sel_state		*st;
 
 	__device__ u64 operator()(size_t i) const {
-		uint32_t key = key_of(x[i]);
+		uint32_t key = cmp_key(x[i]);
 
 		return key > st->prefix || (key == st->prefix && i <= st->last);
 	}
@@ -229,7 +213,7 @@ struct sel_ge_w {
 	uint32_t	 t;
 
 	__device__ u64 operator()(size_t i) const {
-		return key_of(x[i]) >= t;
+		return cmp_key(x[i]) >= t;
 	}
 };
 
@@ -242,14 +226,6 @@ struct sel_idx_e {
 			idx[pos] = (uint32_t)i;
 	}
 };
-
-static __global__ void
-sel_iota(uint32_t *idx, size_t n)
-{
-	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-	    i += (size_t)gridDim.x * blockDim.x)
-		idx[i] = (uint32_t)i;
-}
 
 /* Top k of x[0..n), 1 <= k < n, with the workspace laid out. */
 static int
@@ -275,17 +251,15 @@ cuda_compress_topk(uint32_t *idx, const float *x, size_t n, size_t k,
     void *ws, cudaStream_t s)
 {
 	struct sel_ws	w;
+	sel_ge_w	all = { x, 0 };	/* every key is >= 0 */
+	sel_idx_e	emit = { idx };
 
-	if (k >= n) {
-		if (n > 0) {
-			sel_iota<<<grid_for(n, EW_TPB), EW_TPB, 0, s>>>(idx, n);
-			CUDA_LAUNCHED();
-		}
-		return 0;
-	}
-	if (k == 0)
+	if (k == 0 || n == 0)
 		return 0;
 	sel_layout(n, ws, &w);
+	if (k >= n)
+		return tile_count_scan(all, n, w.cnt, s) != 0 ||
+		    tile_emit_all(all, emit, n, w.cnt, s) != 0 ? -1 : 0;
 	return sel_topk(idx, x, n, k, &w, s);
 }
 
@@ -293,8 +267,7 @@ cuda_compress_topk(uint32_t *idx, const float *x, size_t n, size_t k,
 static __global__ void
 sel_gather(float *sample, const float *x, const uint32_t *pos, size_t s)
 {
-	for (size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x; j < s;
-	    j += (size_t)gridDim.x * blockDim.x)
+	GRID_LOOP(j, s)
 		sample[j] = x[pos[j]];
 }
 
@@ -307,9 +280,8 @@ sel_count_ge(const float *x, size_t n, size_t m1, uint32_t t,
 	__shared__ typename Reduce::TempStorage	tmp;
 	u64					a = 0, b = 0;
 
-	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-	    i += (size_t)gridDim.x * blockDim.x) {
-		u64 ge = key_of(x[i]) >= t;
+	GRID_LOOP(i, n) {
+		u64 ge = cmp_key(x[i]) >= t;
 
 		b += ge;
 		a += ge & (i < m1);
@@ -329,25 +301,10 @@ sel_counts(const float *x, size_t n, size_t m1, uint32_t t, struct sel_ws *w,
     u64 out[2], cudaStream_t s)
 {
 	CUDA_CHECK(cudaMemsetAsync(w->st->count, 0, sizeof w->st->count, s));
-	sel_count_ge<<<grid_for(n, 256) < 2048 ? grid_for(n, 256) : 2048, 256,
-	    0, s>>>(x, n, m1, t, w->st);
+	sel_count_ge<<<grid_for(n, 256, 2048), 256, 0, s>>>(x, n, m1, t,
+	    w->st);
 	CUDA_LAUNCHED();
-	CUDA_CHECK(cudaMemcpyAsync(out, w->st->count, 2 * sizeof(u64),
-	    cudaMemcpyDeviceToHost, s));
-	CUDA_CHECK(cudaStreamSynchronize(s));
-	return 0;
-}
-
-/* The k-th largest key of x[0..m), on the host. */
-static int
-sel_kth_key(const float *x, size_t m, size_t k, struct sel_ws *w,
-    uint32_t *key, cudaStream_t s)
-{
-	if (sel_kth(x, m, k, w, s) != 0)
-		return -1;
-	CUDA_CHECK(cudaMemcpyAsync(key, &w->st->prefix, sizeof *key,
-	    cudaMemcpyDeviceToHost, s));
-	CUDA_CHECK(cudaStreamSynchronize(s));
+	CUDA_FETCH(out, w->st->count, 2 * sizeof(u64), s);
 	return 0;
 }
 
@@ -358,12 +315,12 @@ struct sel_block_w {
 	uint32_t	 t;
 
 	__device__ u64 operator()(size_t j) const {
-		size_t	i = j * SEL_BLOCK, e = i + SEL_BLOCK < n ? i + SEL_BLOCK :
+		size_t	i = j * CMP_BLOCK, e = i + CMP_BLOCK < n ? i + CMP_BLOCK :
 			    n;
 		u64	c = 0;
 
 		for (; i < e; i++)
-			c += key_of(x[i]) >= t;
+			c += cmp_key(x[i]) >= t;
 		return c;
 	}
 };
@@ -386,7 +343,7 @@ static int
 sel_first_over(const float *x, size_t n, uint32_t t, size_t from, size_t lim,
     struct sel_ws *w, u64 *at, cudaStream_t s)
 {
-	size_t		nb = n / SEL_BLOCK;	/* boundaries the CPU checks */
+	size_t		nb = n / CMP_BLOCK;	/* boundaries the CPU checks */
 	sel_block_w	bw = { x, n, t };
 	sel_first_e	fe = { w->st, from, nb, lim };
 
@@ -394,55 +351,28 @@ sel_first_over(const float *x, size_t n, uint32_t t, size_t from, size_t lim,
 	if (tile_count_scan(bw, nb, w->cnt2, s) != 0 ||
 	    tile_emit_all(bw, fe, nb, w->cnt2, s) != 0)
 		return -1;
-	CUDA_CHECK(cudaMemcpyAsync(at, &w->st->first, sizeof *at,
-	    cudaMemcpyDeviceToHost, s));
-	CUDA_CHECK(cudaStreamSynchronize(s));
+	CUDA_FETCH(at, &w->st->first, sizeof *at, s);
 	return 0;
-}
-
-/* compress.c's cmp_lim: candidates held before the threshold rises. */
-static size_t
-sel_lim(size_t n, size_t k)
-{
-	size_t	lim = k < n / 4 ? 4 * k : n;
-
-	lim = lim > 2048 ? lim : 2048;
-	return lim < n ? lim : n;
 }
 
 /* The sample's threshold: positions drawn as compress_threshold draws
  * them, entries gathered, the rank-th largest key. */
 static int
-sel_sample_t(const float *x, size_t n, size_t aim, struct rng *r,
-    struct sel_ws *w, uint32_t *t, cudaStream_t s)
+sel_sample_t(const float *x, size_t n, const struct cmp_plan *p,
+    struct rng *r, struct sel_ws *w, uint32_t *t, cudaStream_t s)
 {
-	size_t		 sn = SEL_HITS * n / aim, rank;
-	uint64_t	 at = 0, step;
-	uint32_t	*pos;
-	cudaError_t	 e;
+	struct cmp_strata	st = cmp_strata(n, p->s);
+	std::vector<uint32_t>	pos(p->s);
 
-	if (sn > n / 100)
-		sn = n / 100;
-	if (sn < n / 1000)
-		sn = n / 1000;
-	if ((pos = (uint32_t *)malloc(sn * sizeof *pos)) == nullptr)
-		return cuda_fail(__FILE__, __LINE__, "malloc", "out of memory");
-	step = ((uint64_t)n << 32) / sn;
-	for (size_t j = 0; j < sn; j++, at += step)
-		pos[j] = (uint32_t)((at >> 32) + rng_below(r,
-		    (uint32_t)(((at + step) >> 32) - (at >> 32))));
-	e = cudaMemcpyAsync(w->spos, pos, sn * sizeof *pos,
-	    cudaMemcpyHostToDevice, s);
-	if (e == cudaSuccess)
-		e = cudaStreamSynchronize(s);	/* before pos is freed */
-	free(pos);
-	CUDA_CHECK(e);
-	sel_gather<<<grid_for(sn, EW_TPB), EW_TPB, 0, s>>>(w->sample, x, w->spos,
-	    sn);
+	for (size_t j = 0; j < p->s; j++)
+		pos[j] = cmp_stratum_next(&st, r);
+	CUDA_CHECK(cudaMemcpyAsync(w->spos, pos.data(), p->s * sizeof pos[0],
+	    cudaMemcpyHostToDevice, s));
+	CUDA_CHECK(cudaStreamSynchronize(s));	/* before pos is freed */
+	sel_gather<<<grid_for(p->s, EW_TPB), EW_TPB, 0, s>>>(w->sample, x,
+	    w->spos, p->s);
 	CUDA_LAUNCHED();
-	rank = (aim * sn + n - 1) / n;
-	rank = rank > SEL_RANK ? rank : SEL_RANK;
-	return sel_kth_key(w->sample, sn, rank < sn ? rank : sn, w, t, s);
+	return sel_kth(w->sample, p->s, p->rank, w, s, t);
 }
 
 int
@@ -450,7 +380,8 @@ cuda_compress_threshold(uint32_t *idx, size_t *count, const float *x,
     size_t n, size_t k, struct rng *r, void *ws, cudaStream_t s)
 {
 	struct sel_ws	w;
-	size_t		lim = sel_lim(n, k), aim, off, from = 0;
+	size_t		lim = cmp_lim(n, k), off, from = 0;
+	struct cmp_plan	p;
 	size_t		last_b;
 	uint32_t	t, t2;
 	u64		c[2], j;
@@ -458,7 +389,7 @@ cuda_compress_threshold(uint32_t *idx, size_t *count, const float *x,
 	*count = 0;
 	if (k == 0)
 		return 0;
-	if (k >= n || n < SEL_SMALL) {
+	if (k >= n || n < CMP_SMALL) {
 		if (cuda_compress_topk(idx, x, n, k, ws, s) != 0)
 			return -1;
 		CUDA_CHECK(cudaStreamSynchronize(s));
@@ -466,14 +397,14 @@ cuda_compress_threshold(uint32_t *idx, size_t *count, const float *x,
 		return 0;
 	}
 	sel_layout(n, ws, &w);
-	aim = SEL_AIM * k < n ? SEL_AIM * k : n;
-	if (sel_sample_t(x, n, aim, r, &w, &t, s) != 0)
+	p = cmp_plan(n, k);
+	if (sel_sample_t(x, n, &p, r, &w, &t, s) != 0)
 		return -1;
 
 	/* The last boundary the CPU checks is the start of the last whole
 	 * block; candidates only grow, so if there are not too many there,
 	 * there are not too many anywhere. */
-	last_b = (n / SEL_BLOCK - 1) * SEL_BLOCK;
+	last_b = (n / CMP_BLOCK - 1) * CMP_BLOCK;
 	for (;;) {
 		if (sel_counts(x, n, last_b, t, &w, c, s) != 0)
 			return -1;
@@ -484,15 +415,14 @@ cuda_compress_threshold(uint32_t *idx, size_t *count, const float *x,
 		if (j == ~0ull)		/* cannot be, as c[0] > lim */
 			return cuda_fail(__FILE__, __LINE__, "sel_first_over",
 			    "no boundary over the limit");
-		for (size_t i = (size_t)j * SEL_BLOCK;;) {
-			size_t	want = aim * i / n;
+		for (size_t i = (size_t)j * CMP_BLOCK;;) {
+			size_t	want = p.aim * i / n;
 
 			if (sel_counts(x, i, i, t, &w, c, s) != 0)
 				return -1;
 			if (c[0] <= lim)
 				break;
-			if (sel_kth_key(x, i, want > k ? want : k, &w, &t2,
-			    s) != 0)
+			if (sel_kth(x, i, want > k ? want : k, &w, s, &t2) != 0)
 				return -1;
 			t = t2 > t ? t2 : t + 1;
 		}
@@ -517,44 +447,5 @@ cuda_compress_threshold(uint32_t *idx, size_t *count, const float *x,
 		return -1;
 	CUDA_CHECK(cudaStreamSynchronize(s));
 	*count = k;
-	return 0;
-}
-
-struct sel_max {
-	__device__ uint32_t operator()(uint32_t a, uint32_t b) const {
-		return a > b ? a : b;
-	}
-};
-
-/* Largest finite key over x[idx[j]] (or x[j]) into *out as a float. */
-static __global__ void
-sel_absmax(uint32_t *out, const float *x, const uint32_t *idx, size_t m)
-{
-	typedef cub::BlockReduce<uint32_t, 256>	Reduce;
-	__shared__ typename Reduce::TempStorage	tmp;
-	uint32_t				best = 0;
-
-	for (size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x; j < m;
-	    j += (size_t)gridDim.x * blockDim.x) {
-		uint32_t key = key_of(x[idx != nullptr ? idx[j] : j]);
-
-		key = key < SEL_INF ? key : 0;
-		best = key > best ? key : best;
-	}
-	best = Reduce(tmp).Reduce(best, sel_max());
-	if (threadIdx.x == 0 && best != 0)
-		atomicMax(out, best);
-}
-
-int
-cuda_compress_absmax(float *out, const float *x, const uint32_t *idx,
-    size_t m, cudaStream_t s)
-{
-	CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof *out, s));
-	if (m == 0)
-		return 0;
-	sel_absmax<<<grid_for(m, 256) < 2048 ? grid_for(m, 256) : 2048, 256, 0,
-	    s>>>((uint32_t *)out, x, idx, m);
-	CUDA_LAUNCHED();
 	return 0;
 }

@@ -167,10 +167,10 @@ def ckpt(optim, step=16, tweak=None, data_tweak=None, blobs=()):
                     for p in range(len(parts)))
     floats = len(data)
     data += b"".join(b for _, b in blobs)
-    meta = {"format": "hunter/1", "job": "fuzz", "model": "mlp", "optimizer": optim,
+    meta = {"format": "hunter/2", "job": "fuzz", "model": "mlp", "optimizer": optim,
             "step": str(step), "epoch": "1", "step_in_epoch": "3", "seed": "7",
-            "world": "2", "micro": "16", "accum": "1", "adam_t": str(step if optim == "adamw" else 0),
-            "crc32": "%08x" % zlib.crc32(data)}
+            "world": "2", "micro": "16", "accum": "1", "global": "32", "samples": "64",
+            "adam_t": str(step if optim == "adamw" else 0), "crc32": "00000000"}
     hdr = {"__metadata__": meta}
     off = 0
     for prefix in parts:
@@ -186,11 +186,26 @@ def ckpt(optim, step=16, tweak=None, data_tweak=None, blobs=()):
         off += len(b)
     if tweak:
         tweak(hdr)
-    if data_tweak:
-        data = data_tweak(data)
     text = json.dumps(hdr, separators=(",", ":")).encode()
     text += b" " * (-len(text) % 8)
-    return struct.pack("<Q", len(text)) + text + data
+    return sign(struct.pack("<Q", len(text)) + text + data, data_tweak)
+
+
+def sign(blob, data_tweak=None, after=None):
+    """The file's crc32 (checkpoint-file.c): CRC-32 of the whole file
+    with the eight digits of "crc32":"..." read as zeros, written into
+    them.  data_tweak changes the data after the hash, after(blob) the
+    whole file."""
+    key = b'"crc32":"'
+    at = blob.find(key)
+    if at >= 0 and blob[at + len(key):at + len(key) + 8] == b"00000000":
+        at += len(key)
+        crc = b"%08x" % zlib.crc32(blob)
+        blob = blob[:at] + crc + blob[at + 8:]
+    if data_tweak:
+        hlen = struct.unpack("<Q", blob[:8])[0]
+        blob = blob[:8 + hlen] + data_tweak(blob[8 + hlen:])
+    return after(blob) if after else blob
 
 
 def checkpoint():
@@ -214,10 +229,21 @@ def checkpoint():
     def drop(key):
         return lambda h: h.pop(key)
 
+    def edit(b, old, new):
+        assert b.count(old) == 1 and len(old) == len(new)
+        return b.replace(old, new)
+
     inputs = {
         "valid-sgd": sgd + good,
         "valid-adamw": adam + ckpt("adamw", step=40),
         "valid-step0": sgd + ckpt("sgd", step=0),
+        "bad-format-old": sgd + ckpt("sgd", tweak=set_(["__metadata__", "format"], "hunter/1")),
+        "bad-header-edited": sgd + edit(good, b'"step_in_epoch":"3"', b'"step_in_epoch":"9"'),
+        "bad-crc-twice": sgd + ckpt("sgd", tweak=set_(["fc1.bias", "crc32"], "00000000")),
+        "bad-meta-not-number": sgd + ckpt("sgd", tweak=set_(["__metadata__", "step"], "16x")),
+        "bad-meta-missing": sgd + ckpt("sgd", tweak=lambda h: h["__metadata__"].pop("global")),
+        "bad-meta-negative": sgd + ckpt("sgd", tweak=set_(["__metadata__", "epoch"], "-1")),
+        "bad-blob-larger-than-model": sgd + ckpt("sgd", blobs=[("c", bytes(4 * 23 * 2 + 4097))]),
         "bad-empty": sgd,
         "bad-short-length": sgd + good[:5],
         "bad-header-length-huge": sgd + struct.pack("<Q", 1 << 62) + good[8:],

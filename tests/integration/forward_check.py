@@ -22,7 +22,7 @@ MEAN, STD = 0.2860, 0.3530
 def main():
     ck, d, acc, loss = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
     meta, t = safetensors_read.load(ck)
-    assert meta["format"] == "hunter/1", meta
+    assert meta["format"] == "hunter/2", meta
     names = sorted(n for n in t if not n.startswith("optim."))
     assert names == ["fc1.bias", "fc1.weight", "fc2.bias", "fc2.weight"], names
     assert t["fc1.weight"][1] == [32, 784] and t["fc2.weight"][1] == [10, 32]

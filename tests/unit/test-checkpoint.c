@@ -1,6 +1,8 @@
 /*
  * test-checkpoint.c: safetensors checkpoints: round trip, corruption,
- * shape mismatch, pruning to `keep`, and resume skipping a bad one.
+ * shape mismatch, pruning to `keep`, resume skipping a bad one, a file
+ * far larger than its header says, a planted link at a temporary name,
+ * and a header edited without its hash.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -72,7 +75,8 @@ t_round_trip(void **state)
 	struct model	*a = small_model(6, &o1, OPTIM_ADAMW);
 	struct model	*b = small_model(6, &o2, OPTIM_ADAMW);
 	struct ckpt_meta cm = { .job = "rt", .step = 17, .epoch = 2,
-	    .step_in_epoch = 5, .seed = 99, .world = 2, .micro = 4, .accum = 3 };
+	    .step_in_epoch = 5, .seed = 99, .world = 2, .micro = 4, .accum = 3,
+	    .global = 24, .samples = 1000 };
 	struct ckpt_meta got;
 	char		 path[4096], err[512];
 
@@ -95,6 +99,8 @@ t_round_trip(void **state)
 	assert_int_equal(got.step_in_epoch, 5);
 	assert_int_equal(got.seed, 99);
 	assert_int_equal(got.accum, 3);
+	assert_int_equal(got.global, 24);
+	assert_int_equal(got.samples, 1000);
 	assert_string_equal(got.job, "rt");
 	model_free(a); model_free(b);
 	optimizer_free(o1); optimizer_free(o2);
@@ -183,6 +189,110 @@ t_keep_and_resume(void **state)
 	optimizer_free(o1); optimizer_free(o2);
 }
 
+/* A file much larger than its header says is refused as corrupt, not
+ * read: the reader must not allocate what the file system claims. */
+static void
+t_huge_file(void **state)
+{
+	struct optimizer *o1, *o2;
+	struct model	*a = small_model(5, &o1, OPTIM_SGD);
+	struct model	*b = small_model(5, &o2, OPTIM_SGD);
+	struct ckpt_meta cm = { .job = "huge", .step = 3 }, got;
+	char		 path[4096], err[512];
+
+	(void)state;
+	assert_int_equal(checkpoint_write(dir, 10, a, o1, &cm, path, sizeof path,
+	    err, sizeof err), 0);
+	/* 1 TiB, sparse: no disk space, and more than any machine here can
+	 * allocate. */
+	assert_int_equal(truncate(path, (off_t)1 << 40), 0);
+	assert_int_equal(checkpoint_load(path, b, o2, &got, err, sizeof err), -1);
+	assert_non_null(strstr(err, "data is"));
+	remove(path);
+	model_free(a); model_free(b);
+	optimizer_free(o1); optimizer_free(o2);
+}
+
+/* A link planted where the writer used to put its temporary file (the
+ * directory may be shared) is neither followed nor renamed over the
+ * checkpoint: the file it points at stays as it was. */
+static void
+t_tmp_symlink(void **state)
+{
+	struct optimizer *o1, *o2;
+	struct model	*a = small_model(5, &o1, OPTIM_SGD);
+	struct model	*b = small_model(5, &o2, OPTIM_SGD);
+	struct ckpt_meta cm = { .job = "link", .step = 17 }, got;
+	char		 path[4096], err[512], victim[4200], link[4200];
+	char		 buf[64] = "";
+	struct stat	 st;
+	FILE		*f;
+
+	(void)state;
+	snprintf(victim, sizeof victim, "%s/victim", dir);
+	snprintf(link, sizeof link, "%s/.step-000000017.safetensors.tmp", dir);
+	f = fopen(victim, "w");
+	assert_non_null(f);
+	fputs("precious", f);
+	fclose(f);
+	assert_int_equal(symlink(victim, link), 0);
+	assert_int_equal(checkpoint_write(dir, 10, a, o1, &cm, path, sizeof path,
+	    err, sizeof err), 0);
+	f = fopen(victim, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(buf, sizeof buf, f));
+	fclose(f);
+	assert_string_equal(buf, "precious");
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(checkpoint_load(path, b, o2, &got, err, sizeof err), 0);
+	remove(path);
+	remove(link);
+	remove(victim);
+	model_free(a); model_free(b);
+	optimizer_free(o1); optimizer_free(o2);
+}
+
+/* The hash covers the header: a position edited in __metadata__ (same
+ * length, so the layout holds) is a hash mismatch. */
+static void
+t_header_hash(void **state)
+{
+	struct optimizer *o1, *o2;
+	struct model	*a = small_model(5, &o1, OPTIM_SGD);
+	struct model	*b = small_model(5, &o2, OPTIM_SGD);
+	struct ckpt_meta cm = { .job = "hash", .step = 25, .epoch = 2,
+	    .step_in_epoch = 5 }, got;
+	char		 path[4096], err[512], *text, *at;
+	long		 size;
+	FILE		*f;
+
+	(void)state;
+	assert_int_equal(checkpoint_write(dir, 10, a, o1, &cm, path, sizeof path,
+	    err, sizeof err), 0);
+	f = fopen(path, "r+b");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	text = malloc((size_t)size + 1);
+	assert_non_null(text);
+	rewind(f);
+	assert_int_equal(fread(text, 1, (size_t)size, f), (size_t)size);
+	text[size] = '\0';
+	at = strstr(text + 8, "\"step_in_epoch\":\"5\"");
+	assert_non_null(at);
+	at[strlen("\"step_in_epoch\":\"")] = '9';
+	rewind(f);
+	assert_int_equal(fwrite(text, 1, (size_t)size, f), (size_t)size);
+	fclose(f);
+	free(text);
+	assert_int_equal(checkpoint_load(path, b, o2, &got, err, sizeof err), -1);
+	assert_non_null(strstr(err, "content hash mismatch"));
+	remove(path);
+	model_free(a); model_free(b);
+	optimizer_free(o1); optimizer_free(o2);
+}
+
 int
 main(void)
 {
@@ -190,6 +300,9 @@ main(void)
 		cmocka_unit_test(t_round_trip),
 		cmocka_unit_test(t_corrupt_and_mismatch),
 		cmocka_unit_test(t_keep_and_resume),
+		cmocka_unit_test(t_huge_file),
+		cmocka_unit_test(t_tmp_symlink),
+		cmocka_unit_test(t_header_hash),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

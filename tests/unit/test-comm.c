@@ -30,13 +30,13 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #ifdef __SANITIZE_ADDRESS__
 #include <sanitizer/lsan_interface.h>
 #endif
 
+#include "lib/clock.h"
 #include "backend/comm/comm.h"
 
 #define MAX_RANKS	4
@@ -61,15 +61,6 @@ struct rank_result {
 /* Checks one rank makes; 0 if all held, else 1 with the reason in msg. */
 typedef int (*rank_fn)(const struct run *, int rank, char *msg, size_t);
 
-static double
-now_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 static void
 say(char *msg, size_t len, const char *fmt, ...)
 {
@@ -83,76 +74,6 @@ say(char *msg, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Key to file name, escaping all but [A-Za-z0-9_-] so names stay distinct. */
-static void
-fstore_path(const char *dir, const char *key, char *path, size_t len)
-{
-	size_t	n = (size_t)snprintf(path, len, "%s/", dir);
-
-	for (; *key != '\0' && n + 4 < len; key++) {
-		unsigned char	ch = (unsigned char)*key;
-
-		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-		    (ch >= '0' && ch <= '9') || ch == '_' || ch == '-')
-			path[n++] = (char)ch;
-		else
-			n += (size_t)snprintf(path + n, len - n, "%%%02x", ch);
-	}
-	path[n] = '\0';
-}
-
-static int
-fstore_set(void *ctx, const char *key, const void *val, size_t len)
-{
-	static unsigned	 seq;
-	const char	*dir = ctx;
-	char		 path[PATH_MAX], tmp[PATH_MAX + 32];
-	FILE		*f;
-	int		 ok;
-
-	fstore_path(dir, key, path, sizeof path);
-	snprintf(tmp, sizeof tmp, "%s/.tmp.%ld.%u", dir, (long)getpid(), seq++);
-	if ((f = fopen(tmp, "wb")) == NULL)
-		return -1;
-	ok = fwrite(val, 1, len, f) == len;
-	if (fclose(f) != 0 || !ok || rename(tmp, path) != 0) {
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
-}
-
-static int
-fstore_get(void *ctx, const char *key, void **val, size_t *len,
-    int timeout_ms)
-{
-	const char	*dir = ctx;
-	char		 path[PATH_MAX];
-	double		 deadline = now_ms() + timeout_ms;
-	struct stat	 st;
-	FILE		*f;
-
-	fstore_path(dir, key, path, sizeof path);
-	while ((f = fopen(path, "rb")) == NULL) {
-		if (errno != ENOENT || now_ms() >= deadline)
-			return -1;
-		usleep(1000);
-	}
-	if (fstat(fileno(f), &st) != 0) {
-		fclose(f);
-		return -1;
-	}
-	*len = (size_t)st.st_size;
-	*val = malloc(*len + 1);
-	if (*val == NULL || fread(*val, 1, *len, f) != *len) {
-		free(*val);
-		fclose(f);
-		return -1;
-	}
-	fclose(f);
-	return 0;
-}
-
 static struct comm *
 rank_join(const struct run *run, int rank, int generation, char *msg,
     size_t len)
@@ -162,9 +83,7 @@ rank_join(const struct run *run, int rank, int generation, char *msg,
 		.generation = generation, .bind_addr = "127.0.0.1",
 		.timeout_ms = run->timeout_ms,
 	};
-	struct comm_store	 cs = {
-		.ctx = (void *)run->dir, .set = fstore_set, .get = fstore_get,
-	};
+	struct comm_store	 cs = comm_dir_store(run->dir);
 	struct comm		*c;
 	char			 err[1024] = "";
 
@@ -224,7 +143,7 @@ run_ranks(struct run *run, rank_fn fn, struct rank_result *res)
 
 	fflush(stdout);
 	fflush(stderr);
-	run->t0 = now_ms();
+	run->t0 = 1e3 * clock_mono();
 	for (int r = 0; r < run->world; r++) {
 		memset(&res[r], 0, sizeof res[r]);
 		assert_int_equal(pipe(p), 0);
@@ -257,10 +176,10 @@ run_ranks(struct run *run, rank_fn fn, struct rank_result *res)
 	}
 
 	open_fds = run->world;
-	deadline = now_ms() + RUN_DEADLINE_MS;
-	while (open_fds > 0 && now_ms() < deadline) {
+	deadline = 1e3 * clock_mono() + RUN_DEADLINE_MS;
+	while (open_fds > 0 && 1e3 * clock_mono() < deadline) {
 		if (poll(pfd, (nfds_t)run->world,
-		    (int)(deadline - now_ms()) + 1) < 0 && errno != EINTR)
+		    (int)(deadline - 1e3 * clock_mono()) + 1) < 0 && errno != EINTR)
 			break;
 		for (int r = 0; r < run->world; r++) {
 			char	*at = res[r].msg + got[r];
@@ -517,9 +436,9 @@ rank_barrier(const struct run *run, int rank, char *msg, size_t len)
 			bad = 1;
 		}
 	}
-	if (!bad && now_ms() < last) {
+	if (!bad && 1e3 * clock_mono() < last) {
 		say(msg, len, "rank %d: left the barrier %.1f ms before the "
-		    "last rank arrived; ", rank, last - now_ms());
+		    "last rank arrived; ", rank, last - 1e3 * clock_mono());
 		bad = 1;
 	}
 	comm_destroy(c);
@@ -629,18 +548,16 @@ rank_lonely(const struct run *run, int rank, char *msg, size_t len)
 		.backend = "gloo", .rank = rank, .world = run->world,
 		.bind_addr = "127.0.0.1", .timeout_ms = run->timeout_ms,
 	};
-	struct comm_store	 cs = {
-		.ctx = (void *)run->dir, .set = fstore_set, .get = fstore_get,
-	};
+	struct comm_store	 cs = comm_dir_store(run->dir);
 	struct comm		*c;
 	char			 err[1024] = "";
 	double			 t;
 
 	if (rank != 0)
 		return 0;
-	t = now_ms();
+	t = 1e3 * clock_mono();
 	c = comm_init(&cf, &cs, err, sizeof err);
-	t = now_ms() - t;
+	t = 1e3 * clock_mono() - t;
 	say(msg, len, "%.0f\n%s", t, err);
 	if (c != NULL) {
 		comm_destroy(c);
@@ -692,11 +609,11 @@ rank_survivor(const struct run *run, int rank, int victim, char *msg,
 	buf = calloc(N, sizeof *buf);
 	for (i = 0; i < 1000 && rc == 0; i++) {
 		if (rank == victim && i == 5) {
-			dprintf(child_fd, "%.3f", now_ms());
+			dprintf(child_fd, "%.3f", 1e3 * clock_mono());
 			raise(SIGKILL);
 		}
 		rc = comm_allreduce_f32(c, buf, N, err, sizeof err);
-		t = now_ms();
+		t = 1e3 * clock_mono();
 	}
 	free(buf);
 	say(msg, len, "%.3f\nrank %d, allreduce %d: %s", t, rank, i - 1, err);
@@ -785,9 +702,9 @@ rank_silent(const struct run *run, int rank, char *msg, size_t len)
 		comm_destroy(c);
 		return 0;
 	}
-	t = now_ms();
+	t = 1e3 * clock_mono();
 	rc = comm_allreduce_f32(c, &v, 1, err, sizeof err);
-	t = now_ms() - t;
+	t = 1e3 * clock_mono() - t;
 	say(msg, len, "%.0f\n%s", t, err);
 	comm_destroy(c);
 	return rc != -1 || *err == '\0';

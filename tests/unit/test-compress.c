@@ -33,9 +33,7 @@ static struct rng	tc_rng;
 static float
 tc_gauss(void)
 {
-	float	u = 1.0f - rng_float(&tc_rng), v = rng_float(&tc_rng);
-
-	return sqrtf(-2.0f * logf(u)) * cosf(6.28318531f * v);
+	return rng_gauss(&tc_rng);
 }
 
 static uint32_t

@@ -37,11 +37,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cuda_runtime_api.h>
 
+#include "lib/clock.h"
 #include "lib/cuda-probe.h"
 #include "lib/rng.h"
 #include "kernels/cpu/compress.h"
@@ -113,9 +113,7 @@ tc_uniform(void)
 static float
 tc_gauss(void)
 {
-	float	u = 1.0f - rng_float(&tc_rng), v = rng_float(&tc_rng);
-
-	return sqrtf(-2.0f * logf(u)) * cosf(6.28318531f * v);
+	return rng_gauss(&tc_rng);
 }
 
 static float
@@ -897,15 +895,6 @@ tc_store_get(void *ctx, const char *key, void **val, size_t *len,
 	return -1;
 }
 
-static double
-tc_now_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /*
  * Rank 0 of 2 alone: it publishes the id and waits for a rank 1 that
  * never comes; the init must fail at the timeout, aborted, not hang.  An
@@ -928,9 +917,9 @@ t_nccl_lonely(void **state)
 	NEED_GPU();
 	assert_non_null(mkdtemp(dir));
 	alarm(60);
-	t = tc_now_ms();
+	t = 1e3 * clock_mono();
 	c = comm_init(&cf, &cs, err, sizeof err);
-	t = tc_now_ms() - t;
+	t = 1e3 * clock_mono() - t;
 	alarm(0);
 	print_message("    %.0f ms: %s\n", t, err);
 	snprintf(path, sizeof path, "%s/g7_nccl-id", dir);

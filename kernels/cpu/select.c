@@ -1,6 +1,7 @@
 /*
- * compress.c: selection of the large entries of a gradient, fp16
- * conversion, and the sparse and dense fp16 codecs (formats in compress.h).
+ * select.c: selection of the large entries of a gradient, exact top-k and
+ * the sampled threshold (compress.h); the codecs are in codec.c, and what
+ * both share with their CUDA twins in kernels/compress-core.h.
  *
  * Selection compares keys, the bit pattern of |x|, as integers.  Exact
  * top-k is a radix select: a histogram of the top 11 key bits finds the
@@ -22,29 +23,16 @@
  * layer in front must not push it past the global k-th), and the
  * candidates so far are filtered again, so one pass still suffices.  An
  * overshoot is then cut to the top k of the candidates.
- *
- * fp16 rounds to nearest even in integer arithmetic.  Built with F16C
- * (-mf16c) the dense codec converts eight at a time in hardware, which
- * gives the same bits for every float, NaN payloads included.
  */
 #include <string.h>
-#if defined(__F16C__) && defined(__AVX__)
-#include <immintrin.h>
-#elif defined(__SSE2__)
+#if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
+#include "kernels/compress-core.h"
 #include "kernels/cpu/compress.h"
 
-#define CMP_BLOCK	64	/* entries per vectorised test in the filters */
-#define CMP_SMALL	4096	/* below this a sample says little: top-k */
-#define CMP_AIM		2	/* the sampled threshold aims at CMP_AIM * k */
-#define CMP_SPILL	4	/* candidates past CMP_SPILL * k raise it */
-#define CMP_HITS	32	/* sampled entries wanted above the threshold */
-#define CMP_RANK	16	/* and never a rank below this in the sample */
-#define CMP_FLOOR	2048	/* candidates kept before raising, at least */
 #define CMP_KEYS	1024	/* a boundary bin this small is copied out */
-#define CMP_INF		0x7f800000u
 
 /* The k-th largest key of a set, and how many keys equal to it the top k
  * take (the rest are above it). */
@@ -52,80 +40,6 @@ struct cmp_kth {
 	uint32_t	key;
 	size_t		ties;
 };
-
-static inline uint32_t
-cmp_key(float f)
-{
-	uint32_t	u;
-
-	memcpy(&u, &f, sizeof u);
-	return u & 0x7fffffffu;
-}
-
-static inline uint16_t
-cmp_f16(float f)
-{
-	uint32_t	u, a, sign, h;
-
-	memcpy(&u, &f, sizeof u);
-	sign = (u >> 16) & 0x8000u;
-	a = u & 0x7fffffffu;
-	if (a >= CMP_INF)
-		h = a > CMP_INF ? 0x7e00u | ((a >> 13) & 0x3ffu) : 0x7c00u;
-	else if (a >= 0x477ff000u)		/* 65520 and up round to inf */
-		h = 0x7c00u;
-	else if (a >= 0x38800000u)		/* normal: 2^-14 and up */
-		h = (a - 0x38000000u + 0xfffu + ((a >> 13) & 1u)) >> 13;
-	else if (a > 0x33000000u) {		/* subnormal: above 2^-25 */
-		uint32_t m = (a & 0x7fffffu) | 0x800000u;
-		uint32_t sh = 126u - (a >> 23);
-
-		h = (m + (1u << (sh - 1)) - 1u + ((m >> sh) & 1u)) >> sh;
-	} else
-		h = 0;
-	return (uint16_t)(sign | h);
-}
-
-static inline float
-cmp_f32(uint16_t h)
-{
-	uint32_t	sign = (uint32_t)(h & 0x8000u) << 16;
-	uint32_t	e = (h >> 10) & 0x1fu, m = h & 0x3ffu, u;
-	float		f;
-
-	if (e == 0) {
-		f = (float)m * 0x1p-24f;
-		return sign ? -f : f;
-	}
-	if (e == 31)
-		u = sign | CMP_INF | (m << 13) | (m ? 0x400000u : 0);
-	else
-		u = sign | ((e + 112u) << 23) | (m << 13);
-	memcpy(&f, &u, sizeof f);
-	return f;
-}
-
-uint16_t
-compress_f16(float f)
-{
-	return cmp_f16(f);
-}
-
-float
-compress_f32(uint16_t h)
-{
-	return cmp_f32(h);
-}
-
-/* Candidates the threshold filter may hold before it raises t. */
-static size_t
-cmp_lim(size_t n, size_t k)
-{
-	size_t	lim = k < n / CMP_SPILL ? CMP_SPILL * k : n;
-
-	lim = lim > CMP_FLOOR ? lim : CMP_FLOOR;
-	return lim < n ? lim : n;
-}
 
 size_t
 compress_idx_cap(size_t n, size_t k)
@@ -376,31 +290,24 @@ size_t
 compress_threshold(uint32_t *idx, const float *x, size_t n, size_t k,
     struct rng *r, float *scratch)
 {
-	size_t		lim = cmp_lim(n, k), aim, s, c = 0, rank, off, i;
-	uint64_t	at = 0, step;
-	uint32_t	t;
+	size_t		 lim = cmp_lim(n, k), c = 0, off, i;
+	struct cmp_plan	 p;
+	struct cmp_strata st;
+	uint32_t	 t;
 
 	if (k == 0)
 		return 0;
 	if (k >= n || n < CMP_SMALL)
 		return compress_topk(idx, x, n, k);
-	aim = CMP_AIM * k < n ? CMP_AIM * k : n;
-	s = CMP_HITS * n / aim;
-	if (s > n / 100)
-		s = n / 100;
-	if (s < n / 1000)
-		s = n / 1000;
-	step = ((uint64_t)n << 32) / s;
-	for (size_t j = 0; j < s; j++, at += step)
-		scratch[j] = x[(at >> 32) + rng_below(r,
-		    (uint32_t)(((at + step) >> 32) - (at >> 32)))];
-	rank = (aim * s + n - 1) / n;
-	rank = rank > CMP_RANK ? rank : CMP_RANK;
-	t = cmp_kth(scratch, NULL, s, rank < s ? rank : s).key;
+	p = cmp_plan(n, k);
+	st = cmp_strata(n, p.s);
+	for (size_t j = 0; j < p.s; j++)
+		scratch[j] = x[cmp_stratum_next(&st, r)];
+	t = cmp_kth(scratch, NULL, p.s, p.rank).key;
 
 	for (i = 0; i + CMP_BLOCK <= n; i += CMP_BLOCK) {
 		while (c > lim) {
-			size_t	 want = aim * i / n;
+			size_t	 want = p.aim * i / n;
 			uint32_t t2;
 
 			t2 = cmp_kth(x, idx, c, want > k ? want : k).key;
@@ -417,162 +324,4 @@ compress_threshold(uint32_t *idx, const float *x, size_t n, size_t k,
 	if (c > k)
 		return cmp_emit(idx, x, c, cmp_kth(x, idx, c, k));
 	return compress_topk(idx, x, n, k);
-}
-
-float
-compress_absmax(const float *x, const uint32_t *idx, size_t m)
-{
-	uint32_t	best = 0, key;
-	float		f;
-
-	if (idx != NULL)
-		for (size_t j = 0; j < m; j++) {
-			key = cmp_key(x[idx[j]]);
-			key = key < CMP_INF ? key : 0;
-			best = key > best ? key : best;
-		}
-	else
-		for (size_t j = 0; j < m; j++) {
-			key = cmp_key(x[j]);
-			key = key < CMP_INF ? key : 0;
-			best = key > best ? key : best;
-		}
-	memcpy(&f, &best, sizeof f);
-	return f;
-}
-
-static inline uint8_t *
-cmp_put_varint(uint8_t *p, uint32_t v)
-{
-	while (v >= 0x80) {
-		*p++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (uint8_t)v;
-	return p;
-}
-
-/* A varint of at most 32 bits from [p, end); NULL if cut short or wider. */
-static inline const uint8_t *
-cmp_get_varint(const uint8_t *p, const uint8_t *end, uint32_t *v)
-{
-	uint32_t	r = 0;
-
-	for (int sh = 0; sh < 35; sh += 7) {
-		uint8_t	b;
-
-		if (p == end)
-			return NULL;
-		b = *p++;
-		if (sh == 28 && b > 0x0f)
-			return NULL;
-		r |= (uint32_t)(b & 0x7f) << sh;
-		if ((b & 0x80) == 0) {
-			*v = r;
-			return p;
-		}
-	}
-	return NULL;
-}
-
-size_t
-compress_sparse_bound(size_t n, size_t count)
-{
-	size_t	w = 1;
-
-	for (size_t v = n; v >= 0x80; v >>= 7)
-		w++;
-	return 5 + count * (w + 2);
-}
-
-size_t
-compress_sparse_encode(uint8_t *out, const uint32_t *idx, const float *x,
-    size_t count, float scale)
-{
-	uint8_t		*p = cmp_put_varint(out, (uint32_t)count);
-	uint32_t	 prev = 0;
-
-	for (size_t j = 0; j < count; j++) {
-		p = cmp_put_varint(p, idx[j] - prev);
-		prev = idx[j];
-	}
-	for (size_t j = 0; j < count; j++) {
-		uint16_t h = cmp_f16(x[idx[j]] * scale);
-
-		p[2 * j] = (uint8_t)h;
-		p[2 * j + 1] = (uint8_t)(h >> 8);
-	}
-	return (size_t)(p - out) + 2 * count;
-}
-
-long
-compress_sparse_decode_add(float *dense, size_t n, const uint8_t *buf,
-    size_t len, float scale)
-{
-	const uint8_t	*end = buf + len, *p, *q, *vals;
-	uint32_t	 count, gap;
-	uint64_t	 at = 0;
-
-	if ((p = cmp_get_varint(buf, end, &count)) == NULL)
-		return -1;
-	if (count > n || count > (size_t)(end - p) / 3)
-		return -1;
-	q = p;
-	for (uint32_t j = 0; j < count; j++) {
-		if ((q = cmp_get_varint(q, end, &gap)) == NULL)
-			return -1;
-		if ((j > 0 && gap == 0) || (at += gap) >= n)
-			return -1;
-	}
-	if ((size_t)(end - q) / 2 < count)
-		return -1;
-	vals = q;
-	at = 0;
-	for (uint32_t j = 0; j < count; j++) {
-		p = cmp_get_varint(p, end, &gap);
-		at += gap;
-		dense[at] += cmp_f32((uint16_t)(vals[2 * j] |
-		    vals[2 * j + 1] << 8)) * scale;
-	}
-	return (long)(vals + 2 * (size_t)count - buf);
-}
-
-void
-compress_fp16_encode(uint8_t *out, const float *x, size_t n, float scale)
-{
-	size_t	i = 0;
-
-#if defined(__F16C__) && defined(__AVX__)
-	__m256	s = _mm256_set1_ps(scale);
-
-	for (; i + 8 <= n; i += 8)
-		_mm_storeu_si128((__m128i *)(out + 2 * i), _mm256_cvtps_ph(
-		    _mm256_mul_ps(_mm256_loadu_ps(x + i), s),
-		    _MM_FROUND_TO_NEAREST_INT));
-#endif
-	for (; i < n; i++) {
-		uint16_t h = cmp_f16(x[i] * scale);
-
-		out[2 * i] = (uint8_t)h;
-		out[2 * i + 1] = (uint8_t)(h >> 8);
-	}
-}
-
-void
-compress_fp16_decode_add(float *dense, const uint8_t *in, size_t n,
-    float scale)
-{
-	size_t	i = 0;
-
-#if defined(__F16C__) && defined(__AVX__)
-	__m256	s = _mm256_set1_ps(scale);
-
-	for (; i + 8 <= n; i += 8)
-		_mm256_storeu_ps(dense + i, _mm256_add_ps(
-		    _mm256_loadu_ps(dense + i), _mm256_mul_ps(_mm256_cvtph_ps(
-		    _mm_loadu_si128((const __m128i *)(in + 2 * i))), s)));
-#endif
-	for (; i < n; i++)
-		dense[i] += cmp_f32((uint16_t)(in[2 * i] |
-		    in[2 * i + 1] << 8)) * scale;
 }
