@@ -79,8 +79,8 @@ backend_rank_exit(struct backend *b, struct job_state *j, int r,
 }
 
 /* Where each rank metric lives in struct rank_state. */
-#define RANK_STATE_AT(id, field, ...) [RM_##id] = offsetof(struct rank_state, \
-	field),
+#define RANK_STATE_AT(id, field, ...) \
+	[RM_##id] = offsetof(struct rank_state, field),
 static const size_t rank_state_at[RM_COUNT] = { RANK_METRICS(RANK_STATE_AT) };
 #undef RANK_STATE_AT
 

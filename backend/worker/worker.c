@@ -246,17 +246,22 @@ worker_read_launch(int fd, char *err, size_t errlen)
 	if (rc < 0)
 		snprintf(err, errlen, "bad launch frame: %s", rd.err);
 	proto_reader_free(&rd);
-	if (msg != NULL && proto_kind(msg, why, sizeof why) == PK_INVALID) {
-		snprintf(err, errlen, "bad launch: %s", why);
-		json_decref(msg);
-		msg = NULL;
-	} else if (msg != NULL && (proto_kind(msg, NULL, 0) != PK_CMD ||
-	    strcmp(json_string_value(json_object_get(msg, "cmd")),
-	    "launch") != 0)) {
-		snprintf(err, errlen, "first frame is a '%s', not a launch",
+	if (msg == NULL)
+		return NULL;
+	switch (proto_kind(msg, why, sizeof why)) {
+	case PK_CMD:
+		if (strcmp(json_string_value(json_object_get(msg, "cmd")),
+		    "launch") == 0)
+			return msg;
+		/* FALLTHROUGH */
+	default:
+		snprintf(why, sizeof why, "a '%s', not a launch",
 		    proto_type(msg));
+		/* FALLTHROUGH */
+	case PK_INVALID:
+		snprintf(err, errlen, "bad first frame: %s", why);
 		json_decref(msg);
-		msg = NULL;
+		return NULL;
 	}
 	return msg;
 }
