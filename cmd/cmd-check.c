@@ -92,18 +92,28 @@ check_collect(struct check_ctx *c, double deadline)
 			json_t	*msg;
 			ssize_t	 got;
 			int	 rc;
+			char	 why[300];
 
 			if (pfd[i].fd < 0 || pfd[i].revents == 0)
 				continue;
 			got = proto_reader_fill(&fn->rd, fn->fd);
 			while (!fn->up && (rc = proto_reader_next(&fn->rd,
 			    &msg)) == 1) {
-				if (proto_is(msg, MSG_HELLO)) {
+				switch (proto_kind(msg, why, sizeof why)) {
+				case PK_HELLO:
 					fn->hello = json_incref(msg);
 					fn->up = true;
-				} else if (proto_is(msg, MSG_ERROR))
+					break;
+				case PK_ERROR:
 					check_set_err(c, i, json_string_value(
-					    json_object_get(msg, "reason")) ?: "error");
+					    json_object_get(msg, "reason")));
+					break;
+				case PK_INVALID:
+					check_set_err(c, i, why);
+					break;
+				default:
+					break;
+				}
 				json_decref(msg);
 			}
 			if (!fn->up && (got == 0 || (got < 0 && errno != EAGAIN &&

@@ -71,7 +71,7 @@ cmd_ctl(int argc, char **argv)
 		if (proto_reader_fill(&rd, fd) <= 0)
 			break;
 	}
-	if (ok == 1 && proto_is(ans, "ok")) {
+	if (ok == 1 && proto_kind(ans, NULL, 0) == PK_OK) {
 		printf("%s: %s %s\n", argv[1], argv[2],
 		    json_string_value(json_object_get(ans, "reason")) ?: "sent");
 		rc = 0;

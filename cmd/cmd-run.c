@@ -70,34 +70,41 @@ static void
 run_on_frame(void *arg, const json_t *m)
 {
 	struct run_ctx	*ctx = arg;
+	enum proto_kind	 k = proto_kind(m, NULL, 0);
+	json_t		*r;
 
-	if (proto_is(m, MSG_SUMMARY))
+	if (k == PK_SUMMARY)
 		return;			/* printed once, at the end */
-	if (proto_is(m, MSG_METRICS) && json_object_get(m, "job") == NULL)
+	if (k == PK_METRICS && json_object_get(m, "job") == NULL)
 		return;			/* node metrics: the console's */
 	if (ctx->json) {
 		print_json(m);
 		return;
 	}
-	if (proto_is(m, MSG_EPOCH)) {
+	switch (k) {
+	case PK_EPOCH:
 		printf("%s epoch %d/%d  loss %.4f  test_acc %.4f  samples/s "
 		    "%.0f  data_wait %.1f%%\n", str(m, "job"),
 		    (int)json_integer_value(json_object_get(m, "epoch")),
 		    (int)json_integer_value(json_object_get(m, "epochs")),
 		    num(m, "loss"), num(m, "test_acc"), num(m, "samples_per_s"),
 		    num(m, "data_wait_pct"));
-	} else if (proto_is(m, MSG_EVENT)) {
-		json_t *r = json_object_get(m, "rank");
-
+		break;
+	case PK_EVENT:
+		r = json_object_get(m, "rank");
 		if (json_is_integer(r) && json_integer_value(r) >= 0)
 			printf("[%s] rank %lld: %s\n", str(m, "kind"),
 			    (long long)json_integer_value(r), str(m, "reason"));
 		else
 			printf("[%s] %s\n", str(m, "kind"), str(m, "reason"));
-	} else if (proto_is(m, MSG_LOG)) {
+		break;
+	case PK_LOG:
 		printf("[log] rank %lld on %s: %s\n",
 		    (long long)json_integer_value(json_object_get(m, "rank")),
 		    str(m, "node"), str(m, "line"));
+		break;
+	default:
+		break;
 	}
 	fflush(stdout);
 }

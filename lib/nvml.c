@@ -13,7 +13,6 @@
 #include "config.h"
 
 #include <dlfcn.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,22 +81,6 @@ static const struct {
 	{ offsetof(struct nvml_lib, driver), "nvmlSystemGetDriverVersion" },
 	{ offsetof(struct nvml_lib, error), "nvmlErrorString" },
 };
-
-static const char *gpu_names[GM_COUNT] = {
-	[GM_UTIL] = "util",		[GM_MEM_USED] = "mem_used",
-	[GM_MEM_TOTAL] = "mem_total",	[GM_TEMP] = "temp",
-	[GM_POWER] = "power",		[GM_SM_CLOCK] = "sm_clock",
-	[GM_PCIE_RX] = "pcie_rx",	[GM_PCIE_TX] = "pcie_tx",
-	[GM_XID] = "xid",
-};
-
-const char *
-gpu_metric_name(enum gpu_metric m)
-{
-	if ((unsigned)m >= GM_COUNT)
-		return NULL;
-	return gpu_names[m];
-}
 
 /* Forget the library, keeping why in nv.absent; returns 0 GPUs. */
 static int
@@ -233,28 +216,4 @@ nvml_close(void)
 		dlclose(nv.lib);
 	}
 	memset(&nv, 0, sizeof nv);
-}
-
-json_t *
-gpu_samples_json(const struct gpu_sample *gs, int n)
-{
-	json_t	*a = json_array();
-
-	for (int i = 0; i < n; i++) {
-		json_t	*o = json_object();
-
-		json_object_set_new(o, "index", json_integer(gs[i].index));
-		json_object_set_new(o, "name", gs[i].name[0] != '\0' ?
-		    json_string(gs[i].name) : json_null());
-		for (int m = 0; m < GM_COUNT; m++) {
-			if (gpu_sample_valid(&gs[i], m) && isfinite(gs[i].v[m]))
-				json_object_set_new(o, gpu_names[m],
-				    json_real(gs[i].v[m]));
-			else
-				json_object_set_new(o, gpu_names[m],
-				    json_null());
-		}
-		json_array_append_new(a, o);
-	}
-	return a;
 }

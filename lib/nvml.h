@@ -1,9 +1,10 @@
 /*
- * nvml.h: per-GPU metrics (docs/architecture.md, "Metrics") from NVML, loaded with
- * dlopen("libnvidia-ml.so.1") and declared by us (nvtop's way: NVIDIA's
- * nvml.h need not be installed, and a host without the driver simply has
- * no GPUs).  As in sampler.h every value carries a validity bit: what NVML
- * cannot give is unknown, JSON null, drawn as "-", never 0.
+ * nvml.h: per-GPU metrics from NVML, loaded with dlopen("libnvidia-ml.so.1")
+ * and declared by us (nvtop's way: NVIDIA's nvml.h need not be installed,
+ * and a host without the driver simply has no GPUs).  Every value carries
+ * a validity bit: what NVML cannot give is unknown, drawn as "-", never 0.
+ * The metrics' names, units and JSON are the table in
+ * backend/proto/metrics.h (lib knows no frame).
  *
  * Not thread-safe: the agent samples from its one loop.
  */
@@ -13,8 +14,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include <jansson.h>
 
 enum gpu_metric {
 	GM_UTIL,		/* percent of time a kernel ran */
@@ -45,9 +44,6 @@ gpu_sample_valid(const struct gpu_sample *gs, enum gpu_metric m)
 	return (gs->valid >> m) & 1;
 }
 
-/* The JSON field name of each metric, e.g. "util", "mem_used". */
-const char	*gpu_metric_name(enum gpu_metric);
-
 /*
  * Sample up to max GPUs into out; the number sampled, 0 when NVML is
  * absent (no driver: the normal case on a CPU node) or has no devices.
@@ -62,9 +58,5 @@ const char	*nvml_absent_reason(void);
 int		 nvml_driver_version(char *buf, size_t len);
 /* nvmlShutdown and dlclose; a later nvml_sample loads it again. */
 void		 nvml_close(void);
-
-/* [{"index":0, "name":"NVIDIA H200", "util":93, ..., "xid":null}, ...]
- * -- unknown is null. */
-json_t		*gpu_samples_json(const struct gpu_sample *, int n);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * feed.c: the console's observer.  Every frame the backend sees passes
  * through here on the backend's thread, with its lock held: rank
- * metrics add the figures the state model leaves out, events and log
+ * metrics (read by the table, backend/proto/metrics.h) add the figures
+ * the console shows per rank, events and log
  * lines go to a ring that the event pane and the logs screen read, and
  * each kind of frame bumps the counter of the panels it changes.
  */
@@ -11,6 +12,7 @@
 #include <time.h>
 
 #include "lib/xmalloc.h"
+#include "backend/proto/metrics.h"
 #include "backend/proto/proto.h"
 #include "tui/feed.h"
 #include "tui/sanitize.h"
@@ -125,14 +127,17 @@ feed_paused(struct feed *f, const char *job)
 	return false;
 }
 
-/* A rank's metrics frame.  A paused rank's heartbeat has no step: keep
- * the figures of its last step. */
+/* A rank's metrics frame.  A heartbeat (a paused rank's, or one busy
+ * outside the train loop) has no figures of a step: keep those of the
+ * last one. */
 static void
 feed_rank_metrics(struct feed *f, const json_t *m)
 {
 	struct feed_job	*j = feed_job_make(f, feed_str(m, "job"));
-	json_t		*run = json_object_get(m, "run"), *v;
+	json_t		*run = json_object_get(m, "run");
 	struct feed_rank *fr;
+	struct rank_report rr;
+	char		 err[1];
 
 	if (json_is_integer(run) && json_integer_value(run) != j->run) {
 		free(j->ranks);
@@ -143,41 +148,34 @@ feed_rank_metrics(struct feed *f, const json_t *m)
 	if ((fr = feed_rank_make(j, (int)json_integer_value(
 	    json_object_get(m, "rank")))) == NULL)
 		return;
-	if (json_is_true(json_object_get(m, "paused"))) {
-		fr->paused = true;
+	if (json_is_true(json_object_get(m, "beat"))) {
+		fr->paused = json_is_true(json_object_get(m, "paused"));
 		return;
 	}
-	if (!json_is_integer(json_object_get(m, "step")))
+	if (rank_report_read(m, &rr, err, sizeof err) != 0 ||
+	    !(rr.valid & RM_BIT(STEP)))
 		return;
 	fr->has = true;
 	fr->paused = false;
-	fr->step = (long)json_integer_value(json_object_get(m, "step"));
-	fr->epoch = (int)json_integer_value(json_object_get(m, "epoch"));
-	fr->loss = json_number_value(json_object_get(m, "loss"));
-	fr->samples_per_s = json_number_value(json_object_get(m, "samples_per_s"));
-	fr->step_ms = json_number_value(json_object_get(m, "step_ms"));
-	fr->comm_ms = json_number_value(json_object_get(m, "comm_ms"));
-	fr->data_wait_ms = json_number_value(json_object_get(m, "data_wait_ms"));
-	v = json_object_get(m, "micro_batch");
-	if ((fr->has_tune = json_is_integer(v))) {
-		fr->micro = (int)json_integer_value(v);
-		fr->accum = (int)json_integer_value(json_object_get(m, "accum"));
+	fr->step = rr.step;
+	fr->epoch = (int)rr.epoch;
+	fr->loss = rr.loss;
+	fr->samples_per_s = rr.samples_per_s;
+	fr->step_ms = rr.step_ms;
+	fr->comm_ms = rr.comm_ms;
+	fr->data_wait_ms = rr.data_wait_ms;
+	if ((fr->has_tune = (rr.valid & RM_BIT(MICRO_BATCH)) != 0)) {
+		fr->micro = (int)rr.micro_batch;
+		fr->accum = (int)rr.accum;
 	}
-	v = json_object_get(m, "bytes_sent");
-	if ((fr->has_bytes = json_is_number(v)))
-		fr->bytes_sent = json_number_value(v);
-	v = json_object_get(m, "density");
-	if ((fr->has_density = json_is_number(v)))
-		fr->density = json_number_value(v);
-	v = json_object_get(m, "compression_ratio");
-	if ((fr->has_ratio = json_is_number(v)))
-		fr->ratio = json_number_value(v);
-	else if (fr->has_bytes && json_is_number(json_object_get(m,
-	    "bytes_dense")) && fr->bytes_sent > 0) {
-		fr->has_ratio = true;
-		fr->ratio = json_number_value(json_object_get(m, "bytes_dense")) /
-		    fr->bytes_sent;
-	}
+	if ((fr->has_bytes = (rr.valid & RM_BIT(BYTES_SENT)) != 0))
+		fr->bytes_sent = (double)rr.bytes_sent;
+	if ((fr->has_density = (rr.valid & RM_BIT(DENSITY)) != 0))
+		fr->density = rr.density;
+	fr->has_ratio = fr->has_bytes && (rr.valid & RM_BIT(BYTES_DENSE)) &&
+	    rr.bytes_sent > 0;
+	if (fr->has_ratio)
+		fr->ratio = (double)rr.bytes_dense / (double)rr.bytes_sent;
 }
 
 static void
@@ -210,24 +208,28 @@ feed_on_frame(void *ctx, const json_t *m)
 {
 	struct feed	*f = ctx;
 	char		 line[512];
+	json_t		*r, *acc;
 
-	if (proto_is(m, MSG_METRICS)) {
+	switch (proto_kind(m, NULL, 0)) {
+	case PK_METRICS:
 		if (json_object_get(m, "job") == NULL)
 			f->gen_nodes++;
 		else {
 			feed_rank_metrics(f, m);
 			f->gen_jobs++;
 		}
-	} else if (proto_is(m, MSG_EVENT)) {
+		break;
+	case PK_EVENT:
 		feed_event(f, m);
 		f->gen_jobs++;
-	} else if (proto_is(m, MSG_LOG)) {
-		json_t *r = json_object_get(m, "rank");
-
+		break;
+	case PK_LOG:
+		r = json_object_get(m, "rank");
 		feed_add(f, feed_str(m, "job"), json_is_integer(r) ?
 		    (int)json_integer_value(r) : -1, feed_str(m, "node"), "log",
 		    feed_str(m, "line"));
-	} else if (proto_is(m, MSG_EPOCH)) {
+		break;
+	case PK_EPOCH:
 		snprintf(line, sizeof line, "epoch %lld/%lld  loss %.4f  "
 		    "test_acc %.4f  samples/s %.0f",
 		    (long long)json_integer_value(json_object_get(m, "epoch")),
@@ -238,9 +240,9 @@ feed_on_frame(void *ctx, const json_t *m)
 		feed_add(f, feed_str(m, "job"), 0, feed_str(m, "node"), "epoch",
 		    line);
 		f->gen_jobs++;
-	} else if (proto_is(m, MSG_SUMMARY)) {
-		json_t *acc = json_object_get(m, "test_acc");
-
+		break;
+	case PK_SUMMARY:
+		acc = json_object_get(m, "test_acc");
 		snprintf(line, sizeof line, "%s after %lld steps", feed_str(m,
 		    "state"), (long long)json_integer_value(json_object_get(m,
 		    "steps")));
@@ -249,8 +251,11 @@ feed_on_frame(void *ctx, const json_t *m)
 			    ", test_acc %.4f", json_number_value(acc));
 		feed_add(f, feed_str(m, "job"), -1, "", "summary", line);
 		f->gen_jobs++;
-	} else
+		break;
+	default:
 		f->gen_jobs++;
+		break;
+	}
 }
 
 enum elem

@@ -2,10 +2,9 @@
  * agent.c: the agent daemon's main loop.
  *
  * One poll() loop: the listening socket, the peers (a backend, or a
- * connection not yet introduced by hello), the workers' socketpairs, a
- * self-pipe for SIGCHLD and SIGTERM, and a 1 Hz tick for the sampler.
- * At most one peer is the backend; a new backend hello takes the role
- * over from the old one (that is how a re-attaching console wins).
+ * connection not yet introduced by hello: agent-peer.c), the workers'
+ * socketpairs, a self-pipe for SIGCHLD and SIGTERM, and a 1 Hz tick for
+ * the sampler.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -92,149 +91,18 @@ agent_to_backend(struct agent *a, json_t *msg)
 void
 agent_record(struct agent *a, const json_t *msg)
 {
-	if (!proto_is(msg, MSG_EPOCH) && !proto_is(msg, MSG_EVENT) &&
-	    !proto_is(msg, MSG_SUMMARY) && !proto_is(msg, MSG_EXIT))
+	switch (proto_kind(msg, NULL, 0)) {
+	case PK_EPOCH:
+	case PK_EVENT:
+	case PK_SUMMARY:
+	case PK_EXIT:
+		break;
+	default:
 		return;
+	}
 	if (json_array_size(a->history) >= AGENT_HISTORY_MAX)
 		json_array_remove(a->history, 0);
 	json_array_append_new(a->history, json_deep_copy(msg));
-}
-
-void
-agent_close_peer(struct agent *a, int i, const char *why)
-{
-	struct agent_peer *p = &a->peers[i];
-
-	if (p->is_backend)
-		agent_log(a, "backend detached: %s", why);
-	close(p->fd);
-	proto_reader_free(&p->rd);
-	a->peers[i] = a->peers[--a->npeers];
-}
-
-/* A backend says hello: answer with ours, the workers and the history. */
-static void
-agent_hello(struct agent *a, struct agent_peer *p, const json_t *msg)
-{
-	const char	*role = json_string_value(json_object_get(msg, "role"));
-	json_t		*hello, *samples = json_array();
-	size_t		 i;
-	json_t		*m;
-
-	if (role == NULL || strcmp(role, "backend") != 0)
-		return;
-	for (int j = 0; j < a->npeers; j++) {
-		if (a->peers[j].is_backend && &a->peers[j] != p) {
-			agent_log(a, "a new backend takes over");
-			proto_send_new(a->peers[j].fd, json_pack("{s:s, s:s}",
-			    "t", MSG_ERROR, "reason", "another backend attached"));
-			shutdown(a->peers[j].fd, SHUT_RDWR);
-			a->peers[j].is_backend = false;
-		}
-	}
-	p->is_backend = true;
-	hello = proto_hello("agent", a->node);
-	json_object_set_new(hello, "pid", json_integer(getpid()));
-	json_object_set_new(hello, "workers", agent_workers_json(a));
-	{
-		/* The GPUs here, for placement (NVML: no CUDA context). */
-		struct gpu_sample gs[16];
-		int		  n = nvml_sample(gs, 16);
-
-		json_object_set_new(hello, "gpus", json_integer(n));
-		if (n == 0 && nvml_absent_reason() != NULL)
-			json_object_set_new(hello, "gpus_why",
-			    json_string(nvml_absent_reason()));
-	}
-	for (i = a->ring.len > 60 ? a->ring.len - 60 : 0; i < a->ring.len; i++)
-		json_array_append_new(samples,
-		    node_sample_json(sample_ring_get(&a->ring, i)));
-	json_object_set_new(hello, "samples", samples);
-	proto_send_new(p->fd, hello);
-	json_array_foreach(a->history, i, m)
-		proto_send(p->fd, m);
-	for (int w = 0; w < a->nworkers; w++) {
-		if (a->workers[w].last_metrics != NULL)
-			proto_send(p->fd, a->workers[w].last_metrics);
-	}
-	json_array_foreach(a->pending, i, m)
-		proto_send(p->fd, m);
-	json_array_clear(a->pending);
-	agent_log(a, "backend attached");
-}
-
-static void
-agent_command(struct agent *a, struct agent_peer *p, const json_t *msg)
-{
-	const char	*cmd = json_string_value(json_object_get(msg, "cmd"));
-	const char	*job = json_string_value(json_object_get(msg, "job"));
-	json_t		*r = json_object_get(msg, "rank");
-	char		 err[512];
-
-	if (cmd == NULL)
-		return;
-	if (strcmp(cmd, "launch") == 0) {
-		if (agent_spawn(a, msg, err, sizeof err) != 0) {
-			agent_log(a, "launch failed: %s", err);
-			proto_send_new(p->fd, json_pack("{s:s, s:s, s:s, s:O?, "
-			    "s:s, s:s}", "t", MSG_EVENT, "kind", "failed",
-			    "job", job ? job : "", "rank", r, "node", a->node,
-			    "reason", err));
-		}
-	} else if (strcmp(cmd, "kill") == 0) {
-		agent_signal_workers(a, job, json_is_integer(r) ?
-		    (int)json_integer_value(r) : -1, SIGKILL);
-	} else if (strcmp(cmd, "shutdown") == 0) {
-		agent_log(a, "shutdown requested");
-		a->quit = true;
-	} else {
-		/* stop, pause, resume, checkpoint...: the workers decide. */
-		agent_forward_to_workers(a, msg);
-	}
-}
-
-static void
-agent_peer_input(struct agent *a, int i)
-{
-	struct agent_peer *p = &a->peers[i];
-	json_t		*msg;
-	ssize_t		 n;
-	int		 rc;
-
-	n = proto_reader_fill(&p->rd, p->fd);
-	while ((rc = proto_reader_next(&p->rd, &msg)) == 1) {
-		if (proto_is(msg, MSG_HELLO))
-			agent_hello(a, p, msg);
-		else if (proto_is(msg, MSG_CMD))
-			agent_command(a, p, msg);
-		else if (proto_is(msg, MSG_STORE))
-			agent_forward_to_workers(a, msg);
-		else
-			agent_log(a, "ignoring a '%s' frame", proto_type(msg));
-		json_decref(msg);
-	}
-	if (rc < 0) {
-		agent_log(a, "bad frame from a peer: %s", p->rd.err);
-		agent_close_peer(a, i, p->rd.err);
-	} else if (n == 0)
-		agent_close_peer(a, i, "connection closed");
-	else if (n < 0 && errno != EAGAIN && errno != EINTR)
-		agent_close_peer(a, i, strerror(errno));
-}
-
-static void
-agent_accept(struct agent *a)
-{
-	int	 fd = accept4(a->lfd, NULL, NULL, SOCK_CLOEXEC);
-
-	if (fd < 0)
-		return;
-	a->peers = xreallocarray(a->peers, (size_t)a->npeers + 1,
-	    sizeof *a->peers);
-	a->peers[a->npeers].fd = fd;
-	a->peers[a->npeers].is_backend = false;
-	proto_reader_init(&a->peers[a->npeers].rd);
-	a->npeers++;
 }
 
 static void
@@ -245,10 +113,9 @@ agent_tick(struct agent *a)
 
 	sampler_sample(a->sampler, &s);
 	sample_ring_push(&a->ring, &s);
-	m = node_sample_json(&s);
-	json_object_set_new(m, "t", json_string(MSG_METRICS));
-	json_object_set_new(m, "scope", json_string("node"));
-	json_object_set_new(m, "node", json_string(a->node));
+	m = json_pack("{s:s, s:s, s:s}", "t", MSG_METRICS, "scope", "node",
+	    "node", a->node);
+	json_object_update_new(m, node_sample_json(&s));
 	{
 		struct gpu_sample gs[16];
 

@@ -86,11 +86,15 @@ void	ranklog_close(struct agent *, struct agent_worker *);
 /* Make s[0..n) printable UTF-8 in place: controls and bad bytes -> '?'. */
 void	ranklog_clean(char *s, size_t n);
 
+/* The peers on agent.sock (agent-peer.c). */
+void	agent_accept(struct agent *);
+void	agent_peer_input(struct agent *, int i);
+void	agent_close_peer(struct agent *, int i, const char *why);
+
 /* The daemon (agent.c). */
 int	agent_signals_init(void);
 void	agent_loop(struct agent *);
 void	agent_stop_workers(struct agent *);
-void	agent_close_peer(struct agent *, int i, const char *why);
 void	agent_to_backend(struct agent *, json_t *msg);
 bool	agent_backend_attached(struct agent *);
 void	agent_record(struct agent *, const json_t *msg);

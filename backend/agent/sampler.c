@@ -1,13 +1,12 @@
 /*
- * sampler.c: one node sample, read from /proc, RAPL and hwmon under a root
- * directory ("" for the real system).  It runs at 1 Hz in the agent, so
+ * sampler.c: one node sample, read from /proc under a root directory (""
+ * for the real system), and RAPL and hwmon (sampler-sys.c).  It runs at 1 Hz in the agent, so
  * each file is read with open/read through a fixed stack buffer, line by
  * line, and nothing is allocated per sample except what opendir needs for
  * hwmon.  A file that cannot be read clears the valid bits of its metrics
  * only, and forgets the counters kept for rates, so the next rate against
  * it is also unknown rather than computed against stale values.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -21,64 +20,11 @@
 #include "lib/clock.h"
 #include "lib/xmalloc.h"
 #include "backend/agent/sampler.h"
+#include "backend/agent/sampler-internal.h"
 
 /* Longest line handed to a parser; longer ones (the intr line of
  * /proc/stat) are cut, which no parser here minds. */
 #define SAMPLER_LINE	4096
-/* Sockets summed for RAPL power; more than any board has. */
-#define SAMPLER_RAPL	16
-
-/* A pair of cumulative counters and when they were read, for a rate. */
-struct sampler_prev {
-	bool		 have;
-	uint64_t	 v[2];
-	double		 t;
-};
-
-struct sampler {
-	char		*root;
-	double		(*now)(void);
-
-	bool		 have_cpu;
-	uint64_t	 cpu[8];	/* user nice system idle iowait irq softirq steal */
-	struct sampler_prev net, disk;
-
-	int		 rapl_n;	/* packages in rapl_uj; 0: none yet */
-	uint64_t	 rapl_uj[SAMPLER_RAPL];
-	double		 rapl_t;
-};
-
-static const char *sampler_names[NM_COUNT] = {
-	[NM_CPU_UTIL] = "cpu_util",	[NM_CPU_USER] = "cpu_user",
-	[NM_CPU_SYS] = "cpu_sys",	[NM_CPU_IOWAIT] = "cpu_iowait",
-	[NM_LOAD1] = "load1",		[NM_MEM_USED] = "mem_used",
-	[NM_MEM_TOTAL] = "mem_total",	[NM_SWAP_USED] = "swap_used",
-	[NM_SWAP_TOTAL] = "swap_total",	[NM_NET_RX] = "net_rx",
-	[NM_NET_TX] = "net_tx",		[NM_DISK_READ] = "disk_read",
-	[NM_DISK_WRITE] = "disk_write",	[NM_POWER] = "power",
-	[NM_TEMP] = "temp",
-};
-
-const char *
-node_metric_name(enum node_metric m)
-{
-	if ((unsigned)m >= NM_COUNT)
-		return NULL;
-	return sampler_names[m];
-}
-
-static void
-sampler_set(struct node_sample *ns, enum node_metric m, double v)
-{
-	ns->v[m] = v;
-	ns->valid |= UINT32_C(1) << m;
-}
-
-static void
-sampler_path(const struct sampler *s, char *buf, size_t len, const char *rel)
-{
-	snprintf(buf, len, "%s%s", s->root, rel);
-}
 
 /* Call fn on each line of ROOT/rel until it returns nonzero.  Returns -1
  * when the file cannot be opened or read. */
@@ -129,30 +75,6 @@ sampler_lines(const struct sampler *s, const char *rel,
 		fn(buf, arg);
 	}
 	close(fd);
-	return 0;
-}
-
-/* Read one integer from a sysfs file at path. */
-static int
-sampler_read_int(const char *path, long long *out)
-{
-	char	 buf[64], *end;
-	ssize_t	 n;
-	int	 fd;
-
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return -1;
-	do
-		n = read(fd, buf, sizeof buf - 1);
-	while (n == -1 && errno == EINTR);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	errno = 0;
-	*out = strtoll(buf, &end, 10);
-	if (end == buf || errno != 0)
-		return -1;
 	return 0;
 }
 
@@ -375,89 +297,6 @@ sampler_disk(struct sampler *s, struct node_sample *ns, double now)
 	sampler_rate(&s->disk, a.sum, now, 512, ns, NM_DISK_READ);
 }
 
-/* RAPL package energy, summed over sockets intel-rapl:0, :1, ...  Each
- * counter wraps at its max_energy_range_uj.  energy_uj is root-only on
- * recent kernels and absent in most VMs: then power is unknown. */
-static void
-sampler_power(struct sampler *s, struct node_sample *ns, double now)
-{
-	uint64_t	 cur[SAMPLER_RAPL];
-	long long	 v, max;
-	double		 joules = 0;
-	char		 path[PATH_MAX], rel[64];
-	int		 i, n;
-
-	for (n = 0; n < SAMPLER_RAPL; n++) {
-		snprintf(rel, sizeof rel, "/sys/class/powercap/intel-rapl:%d", n);
-		sampler_path(s, path, sizeof path, rel);
-		if (n > 0 && access(path, F_OK) != 0)
-			break;
-		strncat(path, "/energy_uj", sizeof path - strlen(path) - 1);
-		if (sampler_read_int(path, &v) == -1 || v < 0) {
-			s->rapl_n = 0;
-			return;
-		}
-		cur[n] = v;
-	}
-	if (s->rapl_n == n && now > s->rapl_t) {
-		for (i = 0; i < n; i++) {
-			if (cur[i] >= s->rapl_uj[i]) {
-				joules += (cur[i] - s->rapl_uj[i]) / 1e6;
-				continue;
-			}
-			snprintf(rel, sizeof rel, "/sys/class/powercap/"
-			    "intel-rapl:%d/max_energy_range_uj", i);
-			sampler_path(s, path, sizeof path, rel);
-			if (sampler_read_int(path, &max) == -1 ||
-			    (uint64_t)max < s->rapl_uj[i])
-				break;
-			joules += ((uint64_t)max - s->rapl_uj[i] + cur[i]) / 1e6;
-		}
-		if (i == n)
-			sampler_set(ns, NM_POWER, joules / (now - s->rapl_t));
-	}
-	memcpy(s->rapl_uj, cur, n * sizeof cur[0]);
-	s->rapl_n = n;
-	s->rapl_t = now;
-}
-
-/* The hottest of ROOT/sys/class/hwmon/hwmon*\/temp*_input, millidegrees. */
-static void
-sampler_temp(struct sampler *s, struct node_sample *ns)
-{
-	char		 dir[PATH_MAX], path[PATH_MAX + 512];
-	DIR		*top, *d;
-	struct dirent	*e, *f;
-	long long	 v, best = LLONG_MIN;
-	size_t		 n;
-
-	sampler_path(s, dir, sizeof dir, "/sys/class/hwmon");
-	if ((top = opendir(dir)) == NULL)
-		return;
-	while ((e = readdir(top)) != NULL) {
-		if (strncmp(e->d_name, "hwmon", 5) != 0)
-			continue;
-		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-		if ((d = opendir(path)) == NULL)
-			continue;
-		while ((f = readdir(d)) != NULL) {
-			n = strlen(f->d_name);
-			if (strncmp(f->d_name, "temp", 4) != 0 || n < 10 ||
-			    strcmp(f->d_name + n - 6, "_input") != 0)
-				continue;
-			snprintf(path, sizeof path, "%s/%s/%s", dir,
-			    e->d_name, f->d_name);
-			/* A sensor that is not wired up reads as an error. */
-			if (sampler_read_int(path, &v) == 0 && v > best)
-				best = v;
-		}
-		closedir(d);
-	}
-	closedir(top);
-	if (best != LLONG_MIN)
-		sampler_set(ns, NM_TEMP, best / 1000.0);
-}
-
 struct sampler *
 sampler_create(const char *root)
 {
@@ -491,7 +330,7 @@ sampler_sample(struct sampler *s, struct node_sample *ns)
 
 	memset(ns, 0, sizeof *ns);
 	clock_gettime(CLOCK_REALTIME, &ts);
-	ns->t = ts.tv_sec + ts.tv_nsec / 1e9;
+	ns->time = ts.tv_sec + ts.tv_nsec / 1e9;
 	sampler_cpu(s, ns);
 	sampler_load(s, ns);
 	sampler_mem(s, ns);
@@ -499,23 +338,6 @@ sampler_sample(struct sampler *s, struct node_sample *ns)
 	sampler_disk(s, ns, now);
 	sampler_power(s, ns, now);
 	sampler_temp(s, ns);
-}
-
-json_t *
-node_sample_json(const struct node_sample *ns)
-{
-	json_t	*o = json_object();
-	int	 i;
-
-	json_object_set_new(o, "t", json_real(ns->t));
-	for (i = 0; i < NM_COUNT; i++) {
-		if (node_sample_valid(ns, i) && isfinite(ns->v[i]))
-			json_object_set_new(o, sampler_names[i],
-			    json_real(ns->v[i]));
-		else
-			json_object_set_new(o, sampler_names[i], json_null());
-	}
-	return o;
 }
 
 void

@@ -1,53 +1,16 @@
 /*
- * sampler.h: node metrics (docs/architecture.md, "Metrics") read from /proc, and from
- * RAPL (powercap) and hwmon where they are readable.  Every value carries
- * a validity bit: a value that cannot be read is unknown, drawn as "-",
- * never as 0.  Rates (CPU shares, bytes/s) come from the difference
- * between two samples, so the first sample has them invalid.
+ * sampler.h: the node's metrics (struct node_sample, the table in
+ * backend/proto/metrics.h) read from /proc, and from RAPL (powercap) and
+ * hwmon where they are readable.  A value that cannot be read keeps its
+ * validity bit clear.  Rates (CPU shares, bytes/s) come from the
+ * difference between two samples, so the first sample has them invalid.
  */
 #ifndef HUNTER_SAMPLER_H
 #define HUNTER_SAMPLER_H
 
-#include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
 
-#include <jansson.h>
-
-enum node_metric {
-	NM_CPU_UTIL,		/* percent of all CPUs busy */
-	NM_CPU_USER,		/* percent */
-	NM_CPU_SYS,		/* percent */
-	NM_CPU_IOWAIT,		/* percent */
-	NM_LOAD1,
-	NM_MEM_USED,		/* bytes */
-	NM_MEM_TOTAL,		/* bytes */
-	NM_SWAP_USED,		/* bytes */
-	NM_SWAP_TOTAL,		/* bytes */
-	NM_NET_RX,		/* bytes/s, all interfaces but lo */
-	NM_NET_TX,		/* bytes/s */
-	NM_DISK_READ,		/* bytes/s, whole disks */
-	NM_DISK_WRITE,		/* bytes/s */
-	NM_POWER,		/* watts, RAPL package energy */
-	NM_TEMP,		/* degrees C, hottest hwmon sensor */
-	NM_COUNT
-};
-
-struct node_sample {
-	double		 t;			/* CLOCK_REALTIME seconds */
-	double		 v[NM_COUNT];
-	uint32_t	 valid;			/* bit i: v[i] is known */
-};
-
-/* Whether metric m of a sample is known. */
-static inline bool
-node_sample_valid(const struct node_sample *ns, enum node_metric m)
-{
-	return (ns->valid >> m) & 1;
-}
-
-/* The JSON field name of each metric, e.g. "cpu_util", "mem_used". */
-const char	*node_metric_name(enum node_metric);
+#include "backend/proto/metrics.h"
 
 struct sampler;
 
@@ -60,9 +23,6 @@ void		 sampler_free(struct sampler *);
 void		 sampler_set_clock(struct sampler *, double (*now)(void));
 /* Take one sample now. */
 void		 sampler_sample(struct sampler *, struct node_sample *);
-
-/* {"t":..., "cpu_util": 12.5, ..., "power": null} -- unknown is null. */
-json_t		*node_sample_json(const struct node_sample *);
 
 /* A fixed-size ring of the most recent samples. */
 struct sample_ring {

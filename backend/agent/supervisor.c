@@ -131,13 +131,22 @@ agent_worker_input(struct agent *a, struct agent_worker *w)
 	json_t	*msg;
 	ssize_t	 n;
 	int	 rc;
+	char	 err[300];
 
 	n = proto_reader_fill(&w->rd, w->fd);
 	while ((rc = proto_reader_next(&w->rd, &msg)) == 1) {
+		enum proto_kind k = proto_kind(msg, err, sizeof err);
+
+		if (k == PK_INVALID) {
+			agent_log(a, "%s rank %d: refusing %s", w->job, w->rank,
+			    err);
+			json_decref(msg);
+			continue;
+		}
 		json_object_set_new(msg, "node", json_string(a->node));
 		json_object_set_new(msg, "run", json_integer(w->run));
 		json_object_set_new(msg, "generation", json_integer(w->generation));
-		if (proto_is(msg, MSG_STORE)) {
+		if (k == PK_STORE) {
 			json_object_set_new(msg, "job", json_string(w->job));
 			json_object_set_new(msg, "rank", json_integer(w->rank));
 			if (agent_backend_attached(a))
@@ -146,7 +155,7 @@ agent_worker_input(struct agent *a, struct agent_worker *w)
 				json_array_append_new(a->pending, msg);
 			continue;
 		}
-		if (proto_is(msg, MSG_METRICS)) {
+		if (k == PK_METRICS) {
 			json_decref(w->last_metrics);
 			w->last_metrics = json_deep_copy(msg);
 		}

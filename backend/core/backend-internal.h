@@ -102,5 +102,8 @@ void	detect_tick(struct backend *, double now);
 
 /* backend-poll.c */
 int	backend_poll_locked(struct backend *, int timeout_ms);
+/* A rank's metrics frame (valid: proto_kind said PK_METRICS) into the
+ * state model and the detectors' series; the simulator's too. */
+void	backend_rank_metrics(struct job_state *, int rank, const json_t *m);
 
 #endif

@@ -78,28 +78,28 @@ backend_rank_exit(struct backend *b, struct job_state *j, int r,
 	backend_job_done(b, j);
 }
 
-static void
+/* Where each rank metric lives in struct rank_state. */
+#define RANK_STATE_AT(id, field, ...) \
+	[RM_##id] = offsetof(struct rank_state, field),
+static const size_t rank_state_at[RM_COUNT] = { RANK_METRICS(RANK_STATE_AT) };
+#undef RANK_STATE_AT
+
+void
 backend_rank_metrics(struct job_state *j, int r, const json_t *m)
 {
 	struct rank_state *rs = &j->ranks[r];
+	char		 err[1];
 
 	if (json_is_true(json_object_get(m, "beat"))) {
 		rs->last_seen = clock_mono();	/* a heartbeat only */
 		rs->paused = json_is_true(json_object_get(m, "paused"));
 		return;
 	}
-	rs->step = (long)json_integer_value(json_object_get(m, "step"));
-	rs->epoch = (int)json_integer_value(json_object_get(m, "epoch"));
-	rs->loss = json_number_value(json_object_get(m, "loss"));
-	rs->samples_per_s = json_number_value(json_object_get(m, "samples_per_s"));
-	rs->step_ms = json_number_value(json_object_get(m, "step_ms"));
-	rs->comm_ms = json_number_value(json_object_get(m, "comm_ms"));
-	rs->data_wait_ms = json_number_value(json_object_get(m, "data_wait_ms"));
+	/* Cannot fail: proto_kind checked every field's type. */
+	metrics_read(rank_metrics, RM_COUNT, rank_state_at, m, rs, &rs->known,
+	    err, sizeof err);
 	rs->last_seen = clock_mono();
 	rs->paused = false;
-	rs->rss = (long)json_integer_value(json_object_get(m, "rss"));
-	rs->heartbeat = json_number_value(json_object_get(m, "heartbeat"));
-	rs->compute_ms = json_number_value(json_object_get(m, "compute_ms"));
 	series_push(&rs->h_compute_ms, (float)rs->compute_ms);
 	series_push(&rs->h_comm_ms, (float)rs->comm_ms);
 	series_push(&rs->h_rss, (float)rs->rss);
@@ -110,26 +110,22 @@ backend_rank_metrics(struct job_state *j, int r, const json_t *m)
 }
 
 /* A node's metrics frame into its view: the sample with its validity
- * bits (null is unknown), and the histories. */
+ * bits (null is unknown), and the histories (-1 for unknown). */
 static void
 backend_node_metrics(struct node_view *nv, const json_t *m)
 {
 	struct node_sample *s = &nv->last;
+	char		 err[1];
 
-	memset(s, 0, sizeof *s);
-	s->t = json_number_value(json_object_get(m, "t"));
-	for (int i = 0; i < NM_COUNT; i++) {
-		json_t *v = json_object_get(m, node_metric_name(i));
-
-		if (json_is_number(v)) {
-			s->v[i] = json_number_value(v);
-			s->valid |= 1u << i;
-		}
-	}
-	series_push(&nv->cpu, (s->valid >> NM_CPU_UTIL) & 1 ? (float)s->v[NM_CPU_UTIL] : -1);
-	series_push(&nv->mem, (s->valid >> NM_MEM_USED) & 1 ? (float)s->v[NM_MEM_USED] : -1);
-	series_push(&nv->net_rx, (s->valid >> NM_NET_RX) & 1 ? (float)s->v[NM_NET_RX] : -1);
-	series_push(&nv->net_tx, (s->valid >> NM_NET_TX) & 1 ? (float)s->v[NM_NET_TX] : -1);
+	node_sample_read(m, s, err, sizeof err);	/* checked by proto_kind */
+	series_push(&nv->cpu, node_sample_valid(s, NM_CPU_UTIL) ?
+	    (float)s->v[NM_CPU_UTIL] : -1);
+	series_push(&nv->mem, node_sample_valid(s, NM_MEM_USED) ?
+	    (float)s->v[NM_MEM_USED] : -1);
+	series_push(&nv->net_rx, node_sample_valid(s, NM_NET_RX) ?
+	    (float)s->v[NM_NET_RX] : -1);
+	series_push(&nv->net_tx, node_sample_valid(s, NM_NET_TX) ?
+	    (float)s->v[NM_NET_TX] : -1);
 }
 
 /*
@@ -189,55 +185,78 @@ backend_agent_hello(struct backend *b, struct fleet_node *fn, json_t *msg)
 	}
 }
 
+/* A frame from the agent of fn: the state model first, then the
+ * observer's feed, for every frame of a job of ours. */
 static void
 backend_agent_frame(struct backend *b, struct fleet_node *fn, json_t *msg)
 {
 	struct job_state *j;
+	enum proto_kind	 k;
+	const char	*kind;
+	char		 err[300];
 	int		 r = -1;
+	json_t		*copy;
 
-	if (proto_is(msg, MSG_HELLO)) {
+	switch ((k = proto_kind(msg, err, sizeof err))) {
+	case PK_INVALID:
+		backend_event(b, NULL, "refused", -1, fn->spec->name,
+		    "node %s: refusing %s", fn->spec->name, err);
+		return;
+	case PK_HELLO:
 		backend_agent_hello(b, fn, msg);
 		return;
-	}
-	if (proto_is(msg, MSG_STORE)) {
-		store_handle(b->store, (int)(fn - b->fleet.nodes), msg, clock_mono());
+	case PK_STORE:
+		store_handle(b->store, (int)(fn - b->fleet.nodes), msg,
+		    clock_mono());
 		return;
-	}
-	if (proto_is(msg, MSG_ERROR)) {	/* e.g. the remote agent could not start */
-		backend_event(b, NULL, "refused", -1, fn->spec->name, "node %s: %s",
-		    fn->spec->name, json_string_value(json_object_get(msg,
-		    "reason")) ?: "error");
+	case PK_ERROR:		/* e.g. the remote agent could not start */
+		backend_event(b, NULL, "refused", -1, fn->spec->name,
+		    "node %s: %s", fn->spec->name, json_string_value(
+		    json_object_get(msg, "reason")));
 		return;
-	}
-	if (proto_is(msg, MSG_METRICS) && json_object_get(msg, "job") == NULL) {
+	case PK_METRICS:
+		if (json_object_get(msg, "job") != NULL)
+			break;
 		backend_node_metrics(&b->nodes[fn - b->fleet.nodes], msg);
 		backend_emit(b, msg);
 		return;
+	default:
+		break;
 	}
 	if ((j = backend_frame_job(b, msg, &r)) == NULL)
 		return;			/* another or an older job's */
-	if (proto_is(msg, MSG_METRICS) && r >= 0)
-		backend_rank_metrics(j, r, msg);
-	else if (proto_is(msg, MSG_EPOCH)) {
+	switch (k) {
+	case PK_METRICS:
+		if (r >= 0)
+			backend_rank_metrics(j, r, msg);
+		break;
+	case PK_EPOCH:
 		if (j->epochs == NULL)
 			j->epochs = json_array();
 		json_array_append(j->epochs, msg);
-	} else if (proto_is(msg, MSG_SUMMARY)) {
+		break;
+	case PK_SUMMARY:
 		json_decref(j->summary);
 		j->summary = json_incref(msg);
-	} else if (proto_is(msg, MSG_EXIT) && r >= 0) {
-		backend_rank_exit(b, j, r, msg);
-		return;
-	} else if (proto_is(msg, MSG_EVENT)) {
-		const char *kind = json_string_value(json_object_get(msg, "kind"));
-		json_t *copy = json_deep_copy(msg);
-
-		if (kind != NULL && strcmp(kind, "paused") == 0)
+		break;
+	case PK_EXIT:
+		if (r >= 0) {
+			backend_rank_exit(b, j, r, msg);
+			return;
+		}
+		break;
+	case PK_EVENT:
+		kind = json_string_value(json_object_get(msg, "kind"));
+		if (strcmp(kind, "paused") == 0)
 			j->paused = true;
-		else if (kind != NULL && strcmp(kind, "resumed") == 0)
+		else if (strcmp(kind, "resumed") == 0)
 			j->paused = false;
+		copy = json_deep_copy(msg);
 		journal_append(b->journal, copy);
 		json_decref(copy);
+		break;
+	default:
+		break;
 	}
 	backend_emit(b, msg);
 }
@@ -266,6 +285,44 @@ backend_node_input(struct backend *b, struct fleet_node *fn)
 	}
 }
 
+/* A command on console.sock: answered ok, or with the reason it was
+ * refused (the event the command just raised). */
+static void
+backend_console_frame(struct backend *b, struct console_peer *p,
+    const json_t *msg)
+{
+	const char	*reason = "expected a cmd frame";
+	char		 err[300];
+	size_t		 ne = json_array_size(b->events);
+	json_t		*last;
+
+	switch (proto_kind(msg, err, sizeof err)) {
+	case PK_CMD:
+		if (strcmp(json_string_value(json_object_get(msg, "cmd")),
+		    "detach") == 0) {
+			b->detach = true;
+			return;
+		}
+		if (backend_command(b, msg) == 0) {
+			proto_send_new(p->fd, json_pack("{s:s, s:s}", "t",
+			    MSG_OK, "reason", "accepted"));
+			return;
+		}
+		last = json_array_size(b->events) > ne ? json_array_get(
+		    b->events, json_array_size(b->events) - 1) : NULL;
+		reason = last != NULL ? json_string_value(json_object_get(last,
+		    "reason")) : "refused";
+		break;
+	case PK_INVALID:
+		reason = err;
+		break;
+	default:
+		break;
+	}
+	proto_send_new(p->fd, json_pack("{s:s, s:s}", "t", MSG_ERROR,
+	    "reason", reason));
+}
+
 static void
 backend_console_input(struct backend *b, int i)
 {
@@ -275,31 +332,7 @@ backend_console_input(struct backend *b, int i)
 	int		 rc;
 
 	while ((rc = proto_reader_next(&p->rd, &msg)) == 1) {
-		const char *cmd = json_string_value(json_object_get(msg, "cmd"));
-
-		if (proto_is(msg, MSG_CMD) && cmd != NULL &&
-		    strcmp(cmd, "detach") == 0)
-			b->detach = true;
-		else if (proto_is(msg, MSG_CMD) && cmd != NULL) {
-			size_t	 ne = json_array_size(b->events);
-			json_t	*last;
-
-			/* A refusal is the event the command just raised. */
-			if (backend_command(b, msg) == 0)
-				proto_send_new(p->fd, json_pack("{s:s, s:s}", "t",
-				    "ok", "reason", "accepted"));
-			else {
-				last = json_array_size(b->events) > ne ?
-				    json_array_get(b->events,
-				    json_array_size(b->events) - 1) : NULL;
-				proto_send_new(p->fd, json_pack("{s:s, s:s}", "t",
-				    MSG_ERROR, "reason", last != NULL ?
-				    json_string_value(json_object_get(last,
-				    "reason")) : "refused"));
-			}
-		} else
-			proto_send_new(p->fd, json_pack("{s:s, s:s}", "t",
-			    MSG_ERROR, "reason", "expected a cmd frame"));
+		backend_console_frame(b, p, msg);
 		json_decref(msg);
 	}
 	if (rc < 0 || n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {

@@ -168,7 +168,7 @@ sim_nodes(struct sim *s, double now)
 		sn->tx = sim_clamp(sn->tx * (1 + sim_noise(s, 0.1)) +
 		    (b->used[i] ? 2e6 : 0) * 0.05, 1e3, 1e9);
 		sn->load = sim_clamp(sn->load + sim_noise(s, 0.05), 0, 64);
-		x->t = now;
+		x->time = now;
 		x->v[NM_CPU_UTIL] = sn->cpu;
 		x->v[NM_CPU_USER] = sn->cpu * 0.8;
 		x->v[NM_CPU_SYS] = sn->cpu * 0.2;
@@ -199,6 +199,7 @@ static void
 sim_ranks(struct sim *s)
 {
 	struct job_state *j = &s->b.jobs[0];
+	struct rank_report rr;
 	double		 loss;
 	json_t		*m;
 
@@ -207,30 +208,26 @@ sim_ranks(struct sim *s)
 	s->step += 12;
 	loss = 0.25 + 2.05 * exp(-s->step / 2500.0);
 	for (int r = 0; r < j->world; r++) {
-		struct rank_state *rs = &j->ranks[r];
 		bool	 slow = r == SIM_STRAGGLER && (s->ticks / 20) % 2 == 1;
 
-		rs->step = s->step;
-		rs->epoch = s->ticks / SIM_EPOCH_TICKS;
-		rs->loss = loss + sim_noise(s, 0.02);
-		rs->step_ms = (slow ? 24 : 8.5) + sim_noise(s, 0.6);
-		rs->comm_ms = rs->step_ms * 0.6;
-		rs->data_wait_ms = 0.05 + sim_noise(s, 0.02);
-		rs->samples_per_s = 256 * 1000 / rs->step_ms;
-		rs->rss = 240L << 20;
-		rs->heartbeat = (double)time(NULL);
-		series_push(&rs->h_loss, (float)rs->loss);
-		series_push(&rs->h_samples, (float)rs->samples_per_s);
-		series_push(&rs->h_step_ms, (float)rs->step_ms);
-		m = json_pack("{s:s, s:s, s:s, s:i, s:I, s:i, s:f, s:f, s:f, "
-		    "s:f, s:f, s:I, s:I, s:f, s:i, s:i, s:I}", "t", MSG_METRICS,
-		    "scope", "rank", "job", j->name, "rank", r,
-		    "step", (json_int_t)rs->step, "epoch", rs->epoch,
-		    "loss", rs->loss, "samples_per_s", rs->samples_per_s,
-		    "step_ms", rs->step_ms, "comm_ms", rs->comm_ms,
-		    "data_wait_ms", rs->data_wait_ms, "bytes_sent",
-		    (json_int_t)21600, "bytes_dense", (json_int_t)1077296,
-		    "density", 0.01, "micro_batch", 32, "accum", 1, "run", (json_int_t)j->run);
+		rr = (struct rank_report){ .step = s->step,
+		    .epoch = s->ticks / SIM_EPOCH_TICKS, .bytes_sent = 21600, .bytes_dense = 1077296, .density = 0.01,
+		    .micro_batch = 32, .accum = 1, .rss = 240L << 20,
+		    .heartbeat = (double)time(NULL), .pid = j->ranks[r].pid,
+		    .valid = RM_ALL & ~(RM_BIT(LR) | RM_BIT(COMPUTE_MS) |
+		    RM_BIT(LR_GAIN) | RM_BIT(NOISE_SCALE)) };
+		/* One draw at a time: the order of the noise is the walk. */
+		rr.loss = loss + sim_noise(s, 0.02);
+		rr.step_ms = (slow ? 24 : 8.5) + sim_noise(s, 0.6);
+		rr.comm_ms = rr.step_ms * 0.6;
+		rr.data_wait_ms = 0.05 + sim_noise(s, 0.02);
+		rr.samples_per_s = 256 * 1000 / rr.step_ms;
+		m = json_pack("{s:s, s:s, s:s, s:i}", "t", MSG_METRICS,
+		    "scope", "rank", "job", j->name, "rank", r);
+		rank_report_put(&rr, m);
+		json_object_set_new(m, "run", json_integer(j->run));
+		/* The frame into the state, as the backend reads a real one. */
+		backend_rank_metrics(j, r, m);
 		backend_emit(&s->b, m);
 		json_decref(m);
 	}

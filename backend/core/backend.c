@@ -28,7 +28,7 @@
 void
 backend_emit(struct backend *b, const json_t *msg)
 {
-	if (proto_is(msg, MSG_EVENT)) {
+	if (proto_kind(msg, NULL, 0) == PK_EVENT) {
 		if (json_array_size(b->events) >= BACKEND_EVENTS_MAX)
 			json_array_remove(b->events, 0);
 		json_array_append_new(b->events, json_deep_copy(msg));

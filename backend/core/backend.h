@@ -16,7 +16,7 @@
 
 #include "lib/series.h"
 #include "backend/spec/spec.h"
-#include "backend/agent/sampler.h"
+#include "backend/proto/metrics.h"
 #include "backend/fleet/fleet.h"
 #include "backend/core/journal.h"
 #include "backend/core/store.h"
@@ -34,17 +34,15 @@ struct node_view {
 struct rank_state {
 	int		 node;		/* index into the fleet */
 	enum rank_status status;
-	long		 pid;
-	long		 step;
-	int		 epoch;
-	double		 loss, samples_per_s, step_ms, comm_ms, data_wait_ms;
-	double		 compute_ms;
-	long		 rss;
+	/* Its newest metrics, one member per row of the table of rank
+	 * metrics (step, epoch, loss, ..., rss, heartbeat, pid, ...): a
+	 * long or a double, named as the JSON field. */
+	RANK_METRICS(RANK_METRIC_MEMBER)
+	uint32_t	 known;		/* RM_BIT(id): that metric is known */
 	bool		 paused;
 	double		 last_seen;	/* CLOCK_MONOTONIC of the last metrics */
 	double		 kill_sent;	/* when a kill went out; 0 = none */
 	int		 exit_signal;	/* what ended it; 0 = none */
-	double		 heartbeat;	/* wall-clock seconds of the last metrics */
 	char		 exit_reason[128];
 	struct series	 h_loss, h_samples, h_step_ms;
 	struct series	 h_compute_ms, h_comm_ms, h_rss, h_step; /* detectors */

@@ -1,7 +1,7 @@
 /*
- * message.c: what every message shares (its type), the hello that opens
- * each link, and base64 for the binary values the rendezvous store
- * carries (Gloo's blobs, NCCL's unique id).
+ * message.c: the hello that opens each link, and base64 for the binary
+ * values the rendezvous store carries (Gloo's blobs, NCCL's unique id).
+ * The message types are in kind.c.
  *
  * hello carries the versions of everything that must agree across a
  * job, so a console can say which node runs a different build before a
@@ -26,20 +26,6 @@
 #include "lib/xmalloc.h"
 #include "backend/proto/gloo-version.h"
 #include "backend/proto/proto.h"
-
-const char *
-proto_type(const json_t *msg)
-{
-	const char	*t = json_string_value(json_object_get(msg, "t"));
-
-	return t != NULL ? t : "";
-}
-
-int
-proto_is(const json_t *msg, const char *type)
-{
-	return strcmp(proto_type(msg), type) == 0;
-}
 
 static json_t *
 message_versions(void)

@@ -23,9 +23,9 @@
 /* The most a reader ever buffers: one largest frame and its header. */
 #define PROTO_READER_LIMIT	(4 + (size_t)PROTO_MAX_FRAME)
 
-/* Message types ("t"). */
+/* Message types ("t"), for the senders; receivers use enum proto_kind. */
 #define MSG_HELLO	"hello"		/* proto, versions, role, node */
-#define MSG_METRICS	"metrics"	/* node or rank metrics */
+#define MSG_METRICS	"metrics"	/* node or rank metrics (metrics.h) */
 #define MSG_LOG		"log"		/* rank, line */
 #define MSG_EVENT	"event"		/* job, kind, rank, node, reason */
 #define MSG_EPOCH	"epoch"		/* docs/architecture.md, "Frames" */
@@ -34,6 +34,34 @@
 #define MSG_CMD		"cmd"		/* cmd: launch|stop|pause|... */
 #define MSG_EXIT	"exit"		/* rank, pid, status or signal */
 #define MSG_ERROR	"error"		/* reason */
+#define MSG_STEP	"step"		/* job, step, loss (--trace-steps) */
+#define MSG_AUTOTUNE	"autotune"	/* job, micro_batch, accum, trials */
+#define MSG_OK		"ok"		/* console.sock's answer: reason */
+/* Journal records (journal.h) share the key. */
+#define MSG_JOB		"job"		/* a launch: job, yaml, placement */
+#define MSG_JOB_END	"job_end"	/* job, state */
+#define MSG_DECISION	"decision"	/* job, kind, reason, generation */
+
+/*
+ * Every type, for a receiver's switch.  proto_kind() looks the type up in
+ * the table of types (kind.c), which lists each one's required fields and
+ * their JSON types: a frame of a known type that lacks one, or has one of
+ * the wrong type, is PK_INVALID, with a message that names the type and
+ * the field.  A new type is one line there and one here.
+ */
+enum proto_kind {
+	PK_UNKNOWN,	/* a type not in the table: ignore it, with a word */
+	PK_INVALID,	/* a known type, malformed: refuse it */
+	PK_HELLO, PK_METRICS, PK_LOG, PK_EVENT, PK_EPOCH, PK_SUMMARY,
+	PK_STORE, PK_CMD, PK_EXIT, PK_ERROR, PK_STEP, PK_AUTOTUNE, PK_OK,
+	PK_JOB, PK_JOB_END, PK_DECISION,
+	PK_COUNT
+};
+
+/* The kind of msg; err (may be NULL) says why it is PK_INVALID. */
+enum proto_kind proto_kind(const json_t *msg, char *err, size_t errlen);
+/* The type name of a kind ("store"); NULL for PK_UNKNOWN and PK_INVALID. */
+const char	*proto_kind_name(enum proto_kind);
 
 /* An incremental decoder: feed it whatever read() returned, then take
  * complete frames out.  It never holds more than PROTO_READER_LIMIT bytes.
@@ -73,10 +101,9 @@ int	proto_send(int fd, const json_t *msg);
 /* The same, taking ownership of msg (json_decref'd). */
 int	proto_send_new(int fd, json_t *msg);
 
-/* The type of a decoded message ("" never happens: the decoder rejects
- * messages without one). */
+/* The type of a decoded message, as it came ("" never happens: the
+ * decoder rejects messages without one). */
 const char *proto_type(const json_t *msg);
-int	proto_is(const json_t *msg, const char *type);
 
 /* A hello message for this process: protocol version and the versions of
  * docs/architecture.md ("Frames"), plus role ("backend", "agent", "worker", "ctl")

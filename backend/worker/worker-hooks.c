@@ -1,18 +1,23 @@
 /*
  * worker-hooks.c: the train loop's hooks of a worker (train.h): what the
- * rank reports to its agent -- metrics at most once a second, the first
+ * rank reports to its agent -- metrics at most once a second (struct
+ * rank_report, put by the table in backend/proto/metrics.h), the first
  * steps' losses when traced, epoch lines, events, the autotune trace and
- * the summary -- and the controls it asks for and agrees on, with the
- * pause that holds it at a step boundary.
+ * the summary -- the controls it asks for and agrees on, with the pause
+ * that holds it at a step boundary, and the collectives it runs.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "lib/clock.h"
+#include "lib/xmalloc.h"
+#include "backend/proto/metrics.h"
 #include "backend/proto/proto.h"
+#include "backend/comm/comm.h"
 #include "backend/worker/worker-internal.h"
 
 static long
@@ -29,15 +34,25 @@ worker_rss(void)
 	return rss * sysconf(_SC_PAGESIZE);
 }
 
+json_t *
+worker_metrics(struct worker *w, const struct rank_report *rr)
+{
+	json_t	*m = json_pack("{s:s, s:s, s:s, s:i}", "t", MSG_METRICS,
+	    "scope", "rank", "job", w->job.name, "rank", w->rank);
+
+	rank_report_put(rr, m);
+	return m;
+}
+
 void
 worker_on_step(void *ctx, const struct step_report *r)
 {
-	struct worker	*w = ctx;
-	double		 now = clock_mono();
-	json_t		*m;
+	struct worker		*w = ctx;
+	double			 now = clock_mono();
+	struct rank_report	 rr;
 
 	if (r->step <= w->trace_steps && w->rank == 0)
-		worker_send(w, json_pack("{s:s, s:s, s:I, s:f}", "t", "step",
+		worker_send(w, json_pack("{s:s, s:s, s:I, s:f}", "t", MSG_STEP,
 		    "job", w->job.name, "step", (json_int_t)r->step,
 		    "loss", r->loss));
 	if (now - w->last_metrics < 1.0)
@@ -45,22 +60,24 @@ worker_on_step(void *ctx, const struct step_report *r)
 	w->last_metrics = now;
 	atomic_store(&w->last_sent, now);
 	atomic_store(&w->last_step, r->step);
-	m = json_pack("{s:s, s:s, s:s, s:i, s:I, s:i, s:f, s:f, "
-	    "s:f, s:f, s:f, s:f, s:f, s:I, s:i, s:i, s:I, s:f, s:I, s:f, s:f}",
-	    "t", MSG_METRICS, "scope", "rank", "job", w->job.name,
-	    "rank", w->rank, "step", (json_int_t)r->step, "epoch", r->epoch,
-	    "loss", r->loss, "lr", r->lr, "samples_per_s",
-	    r->step_ms > 0 ? 1000.0 * w->job.train.batch.global / r->step_ms : 0,
-	    "step_ms", r->step_ms, "compute_ms", r->compute_ms,
-	    "comm_ms", r->comm_ms, "data_wait_ms", r->data_wait_ms,
-	    "bytes_sent", (json_int_t)r->bytes_sent, "micro_batch",
-	    r->micro_batch, "accum", r->accum, "rss", (json_int_t)worker_rss(),
-	    "heartbeat", (double)time(NULL), "pid", (json_int_t)getpid(),
-	    "density", r->density, "lr_gain", r->lr_gain);
+	rr = (struct rank_report){ .step = r->step, .epoch = r->epoch,
+	    .loss = r->loss, .lr = r->lr, .step_ms = r->step_ms,
+	    .compute_ms = r->compute_ms, .comm_ms = r->comm_ms,
+	    .data_wait_ms = r->data_wait_ms, .bytes_sent = (long)r->bytes_sent,
+	    .micro_batch = r->micro_batch, .accum = r->accum,
+	    .rss = worker_rss(), .heartbeat = (double)time(NULL),
+	    .pid = (long)getpid(), .density = r->density,
+	    .lr_gain = r->lr_gain, .noise_scale = r->noise_scale,
+	    .valid = RM_ALL & ~RM_BIT(BYTES_DENSE) };
 	/* Unknown is absent, never a number that looks like one. */
-	if (r->noise_scale >= 0)
-		json_object_set_new(m, "noise_scale", json_real(r->noise_scale));
-	worker_send(w, m);
+	if (r->step_ms > 0)
+		rr.samples_per_s = 1000.0 * w->job.train.batch.global /
+		    r->step_ms;
+	else
+		rr.valid &= ~RM_BIT(SAMPLES_PER_S);
+	if (r->noise_scale < 0)
+		rr.valid &= ~RM_BIT(NOISE_SCALE);
+	worker_send(w, worker_metrics(w, &rr));
 }
 
 void
@@ -76,7 +93,7 @@ worker_on_autotune(void *ctx, const struct autotune_trial *tr, int n,
 		    (json_int_t)tr[i].peak_bytes, "samples_per_s",
 		    tr[i].samples_per_s, "steps", tr[i].steps));
 	worker_send(w, json_pack("{s:s, s:s, s:i, s:i, s:f, s:I, s:o}", "t",
-	    "autotune", "job", w->job.name, "micro_batch", micro, "accum",
+	    MSG_AUTOTUNE, "job", w->job.name, "micro_batch", micro, "accum",
 	    accum, "seconds", seconds, "budget",
 	    (json_int_t)w->job.resources.memory_per_rank, "trials", trials));
 }
@@ -171,4 +188,50 @@ worker_summary(struct worker *w, const struct train_summary *s)
 	    "micro_batch", s->micro_batch, "accum", s->accum,
 	    "data_wait_pct", s->data_wait_pct, "checkpoint", s->checkpoint,
 	    "world", w->world));
+}
+
+/* The collectives, over the group comm_init formed. */
+int
+worker_allreduce(void *ctx, float *buf, size_t n, char *err, size_t errlen)
+{
+	return comm_allreduce_f32(((struct worker *)ctx)->comm, buf, n, err,
+	    errlen);
+}
+
+int
+worker_broadcast(void *ctx, void *buf, size_t len, char *err, size_t errlen)
+{
+	return comm_broadcast(((struct worker *)ctx)->comm, buf, len, 0, err,
+	    errlen);
+}
+
+int
+worker_allgatherv(void *ctx, const void *in, void *out, const size_t *lens,
+    char *err, size_t errlen)
+{
+	return comm_allgatherv(((struct worker *)ctx)->comm, in, out, lens, err,
+	    errlen);
+}
+
+int
+worker_sum_u64(void *ctx, uint64_t *v, int n, char *err, size_t errlen)
+{
+	struct worker	*w = ctx;
+	size_t		*lens = xcalloc((size_t)w->world, sizeof *lens);
+	uint64_t	*all = xcalloc((size_t)w->world * n, sizeof *all);
+	int		 rc;
+
+	for (int r = 0; r < w->world; r++)
+		lens[r] = (size_t)n * sizeof *v;
+	rc = comm_allgatherv(w->comm, v, all, lens, err, errlen);
+	if (rc == 0) {
+		for (int i = 0; i < n; i++) {
+			v[i] = 0;
+			for (int r = 0; r < w->world; r++)
+				v[i] += all[r * n + i];
+		}
+	}
+	free(lens);
+	free(all);
+	return rc;
 }

@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "backend/spec/spec.h"
+#include "backend/proto/metrics.h"
 #include "backend/worker/train.h"
 
 /* The resume command's slot in worker.seq and worker.done. */
@@ -49,6 +50,8 @@ struct worker {
 
 /* Send a frame to the agent (takes msg); either thread may. */
 void	worker_send(struct worker *, json_t *msg);
+/* A metrics frame of this rank with the known figures of rr. */
+json_t	*worker_metrics(struct worker *, const struct rank_report *rr);
 
 /* The hooks (worker-hooks.c); ctx is the struct worker. */
 void	worker_on_step(void *ctx, const struct step_report *);
@@ -60,5 +63,13 @@ unsigned worker_requests(void *ctx);
 void	worker_agreed(void *ctx, unsigned bits);
 int	worker_paused(void *ctx);
 void	worker_summary(struct worker *, const struct train_summary *);
+int	worker_allreduce(void *ctx, float *buf, size_t n, char *err,
+	    size_t errlen);
+int	worker_broadcast(void *ctx, void *buf, size_t len, char *err,
+	    size_t errlen);
+int	worker_allgatherv(void *ctx, const void *in, void *out,
+	    const size_t *lens, char *err, size_t errlen);
+int	worker_sum_u64(void *ctx, uint64_t *v, int n, char *err,
+	    size_t errlen);
 
 #endif

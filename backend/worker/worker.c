@@ -9,7 +9,7 @@
  * a mailbox that the rendezvous waits on, commands set flags the train
  * loop reads at step boundaries.  Writes from either thread go through
  * one mutex.  The train loop's hooks (what the rank reports, the
- * controls it asks for) are in worker-hooks.c.
+ * controls it asks for, the collectives) are in worker-hooks.c.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -26,7 +26,6 @@
 
 #include "lib/clock.h"
 #include "lib/cuda-probe.h"
-#include "lib/xmalloc.h"
 #include "backend/spec/spec.h"
 #include "backend/proto/proto.h"
 #include "backend/comm/comm.h"
@@ -65,6 +64,34 @@ worker_command(struct worker *w, const char *cmd, const json_t *msg)
 	fprintf(stderr, "worker: ignoring command '%s'\n", cmd);
 }
 
+/* A frame from the agent: a store answer to the mailbox, by its "req",
+ * or a command. */
+static void
+worker_frame(struct worker *w, json_t *msg)
+{
+	char	 key[32], err[300];
+
+	switch (proto_kind(msg, err, sizeof err)) {
+	case PK_STORE:
+		snprintf(key, sizeof key, "%lld", (long long)
+		    json_integer_value(json_object_get(msg, "req")));
+		pthread_mutex_lock(&w->box_lock);
+		json_object_set(w->box, key, msg);
+		pthread_cond_broadcast(&w->box_cond);
+		pthread_mutex_unlock(&w->box_lock);
+		break;
+	case PK_CMD:
+		worker_command(w, json_string_value(json_object_get(msg, "cmd")),
+		    msg);
+		break;
+	case PK_INVALID:
+		fprintf(stderr, "worker: refusing %s\n", err);
+		break;
+	default:
+		break;
+	}
+}
+
 static void *
 worker_reader(void *arg)
 {
@@ -78,19 +105,7 @@ worker_reader(void *arg)
 	for (;;) {
 		n = proto_reader_fill(&rd, w->fd);
 		while ((rc = proto_reader_next(&rd, &msg)) == 1) {
-			const char *cmd = json_string_value(json_object_get(msg, "cmd"));
-
-			if (proto_is(msg, MSG_STORE)) {
-				char key[32];
-
-				snprintf(key, sizeof key, "%lld", (long long)
-				    json_integer_value(json_object_get(msg, "req")));
-				pthread_mutex_lock(&w->box_lock);
-				json_object_set(w->box, key, msg);
-				pthread_cond_broadcast(&w->box_cond);
-				pthread_mutex_unlock(&w->box_lock);
-			} else if (proto_is(msg, MSG_CMD) && cmd != NULL)
-				worker_command(w, cmd, msg);
+			worker_frame(w, msg);
 			json_decref(msg);
 		}
 		if (rc < 0 || n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
@@ -116,19 +131,23 @@ worker_reader(void *arg)
 static void *
 worker_heartbeat(void *arg)
 {
-	struct worker	*w = arg;
+	struct worker		*w = arg;
+	struct rank_report	 rr;
+	json_t			*m;
 
 	while (!w->link_down && !atomic_load(&w->quit)) {
 		nanosleep(&(struct timespec){ 0, 250 * 1000000L }, NULL);
 		if (clock_mono() - atomic_load(&w->last_sent) < 1.0)
 			continue;
 		atomic_store(&w->last_sent, clock_mono());
-		worker_send(w, json_pack("{s:s, s:s, s:s, s:i, s:I, s:b, s:b, "
-		    "s:f, s:I}", "t", MSG_METRICS, "scope", "rank", "job",
-		    w->job.name, "rank", w->rank, "step",
-		    (json_int_t)atomic_load(&w->last_step), "beat", 1,
-		    "paused", atomic_load(&w->paused) != 0,
-		    "heartbeat", (double)time(NULL), "pid", (json_int_t)getpid()));
+		rr = (struct rank_report){ .step = atomic_load(&w->last_step),
+		    .heartbeat = (double)time(NULL), .pid = (long)getpid(),
+		    .valid = RM_BIT(STEP) | RM_BIT(HEARTBEAT) | RM_BIT(PID) };
+		m = worker_metrics(w, &rr);
+		json_object_set_new(m, "beat", json_true());
+		json_object_set_new(m, "paused",
+		    json_boolean(atomic_load(&w->paused) != 0));
+		worker_send(w, m);
 	}
 	return NULL;
 }
@@ -182,59 +201,19 @@ worker_store_get(void *ctx, const char *key, void **val, size_t *len,
 	if (ans == NULL)
 		return -1;
 	rc = -1;
-	if (strcmp(json_string_value(json_object_get(ans, "op")), "value") == 0 &&
-	    (*val = proto_b64_decode(json_string_value(json_object_get(ans,
-	    "value")), len)) != NULL)
-		rc = 0;
-	else
+	/* The reader let through only answers whose value is a string. */
+	if (strcmp(json_string_value(json_object_get(ans, "op")), "value") == 0) {
+		if ((*val = proto_b64_decode(json_string_value(json_object_get(
+		    ans, "value")), len)) != NULL)
+			rc = 0;
+		else
+			fprintf(stderr, "worker: store get %s: the value is not "
+			    "base64\n", key);
+	} else
 		fprintf(stderr, "worker: store get %s: %s\n", key,
-		    json_string_value(json_object_get(ans, "reason")));
+		    json_string_value(json_object_get(ans, "reason")) ?:
+		    "refused");
 	json_decref(ans);
-	return rc;
-}
-
-static int
-worker_allreduce(void *ctx, float *buf, size_t n, char *err, size_t errlen)
-{
-	return comm_allreduce_f32(((struct worker *)ctx)->comm, buf, n, err,
-	    errlen);
-}
-
-static int
-worker_broadcast(void *ctx, void *buf, size_t len, char *err, size_t errlen)
-{
-	return comm_broadcast(((struct worker *)ctx)->comm, buf, len, 0, err,
-	    errlen);
-}
-
-static int
-worker_allgatherv(void *ctx, const void *in, void *out, const size_t *lens,
-    char *err, size_t errlen)
-{
-	return comm_allgatherv(((struct worker *)ctx)->comm, in, out, lens, err,
-	    errlen);
-}
-
-static int
-worker_sum_u64(void *ctx, uint64_t *v, int n, char *err, size_t errlen)
-{
-	struct worker	*w = ctx;
-	size_t		*lens = xcalloc((size_t)w->world, sizeof *lens);
-	uint64_t	*all = xcalloc((size_t)w->world * n, sizeof *all);
-	int		 rc;
-
-	for (int r = 0; r < w->world; r++)
-		lens[r] = (size_t)n * sizeof *v;
-	rc = comm_allgatherv(w->comm, v, all, lens, err, errlen);
-	if (rc == 0) {
-		for (int i = 0; i < n; i++) {
-			v[i] = 0;
-			for (int r = 0; r < w->world; r++)
-				v[i] += all[r * n + i];
-		}
-	}
-	free(lens);
-	free(all);
 	return rc;
 }
 
@@ -254,6 +233,7 @@ worker_read_launch(int fd, char *err, size_t errlen)
 	json_t			*msg = NULL;
 	ssize_t			 n;
 	int			 rc;
+	char			 why[300];
 
 	proto_reader_init(&rd);
 	while ((rc = proto_reader_next(&rd, &msg)) == 0) {
@@ -266,11 +246,22 @@ worker_read_launch(int fd, char *err, size_t errlen)
 	if (rc < 0)
 		snprintf(err, errlen, "bad launch frame: %s", rd.err);
 	proto_reader_free(&rd);
-	if (msg != NULL && !proto_is(msg, MSG_CMD)) {
-		snprintf(err, errlen, "first frame is '%s', not a launch",
+	if (msg == NULL)
+		return NULL;
+	switch (proto_kind(msg, why, sizeof why)) {
+	case PK_CMD:
+		if (strcmp(json_string_value(json_object_get(msg, "cmd")),
+		    "launch") == 0)
+			return msg;
+		/* FALLTHROUGH */
+	default:
+		snprintf(why, sizeof why, "a '%s', not a launch",
 		    proto_type(msg));
+		/* FALLTHROUGH */
+	case PK_INVALID:
+		snprintf(err, errlen, "bad first frame: %s", why);
 		json_decref(msg);
-		msg = NULL;
+		return NULL;
 	}
 	return msg;
 }

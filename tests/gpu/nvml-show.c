@@ -11,6 +11,7 @@
 
 #include "lib/cuda-probe.h"
 #include "lib/nvml.h"
+#include "backend/proto/metrics.h"
 
 int
 main(void)

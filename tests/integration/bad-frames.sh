@@ -10,21 +10,10 @@ dir="$HUNTER_STATE_DIR/nodes/solo"
 "$HUNTER" agent --node solo --dir "$dir" --idle-exit 60
 for i in $(seq 50); do [ -S "$dir/agent.sock" ] && break; sleep 0.1; done
 "$PY" - "$dir/agent.sock" <<'PYEOF' || fail "see above"
-import json, socket, struct, sys, time
+import os, socket, struct, sys
+sys.path.insert(0, os.environ["SRCDIR"] + "/tests/integration")
+from frames import frame, conn, closed, read_frame
 path = sys.argv[1]
-def frame(obj):
-    b = json.dumps(obj).encode()
-    return struct.pack(">I", len(b)) + b
-def conn():
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(path)
-    s.settimeout(3)
-    return s
-def closed(s):
-    try:
-        return s.recv(1 << 16) == b""
-    except socket.timeout:
-        return False
 cases = {
     "oversized": struct.pack(">I", 1 << 30) + b"{",
     "not json": struct.pack(">I", 9) + b"not json!",
@@ -33,23 +22,18 @@ cases = {
     "zero length": struct.pack(">I", 0),
 }
 for name, data in cases.items():
-    s = conn()
+    s = conn(path)
     s.sendall(data)
     assert closed(s), "%s: link not closed" % name
     print("%-14s closed" % name)
 # truncated: half a frame, then hang up; the agent must not wait forever
-s = conn()
+s = conn(path)
 s.sendall(frame({"t": "hello", "role": "backend"})[:7])
 s.close()
 # unknown type: ignored, link stays open and hello still works after it
-s = conn()
+s = conn(path)
 s.sendall(frame({"t": "nonsense"}) + frame({"t": "hello", "role": "backend", "proto": 1}))
-hdr = s.recv(4)
-n = struct.unpack(">I", hdr)[0]
-body = b""
-while len(body) < n:
-    body += s.recv(n - len(body))
-hello = json.loads(body)
+hello = read_frame(s)
 assert hello["t"] == "hello" and hello["node"] == "solo", hello
 print("unknown type ignored; hello answered by %s" % hello["node"])
 PYEOF

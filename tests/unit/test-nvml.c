@@ -21,6 +21,7 @@
 
 #include "lib/cuda-probe.h"
 #include "lib/nvml.h"
+#include "backend/proto/metrics.h"
 
 static char	fake_path[PATH_MAX];
 

@@ -314,7 +314,7 @@ t_hello(void **state)
 
 	unsetenv("HUNTER_FAKE_VERSION");
 	h = proto_hello("agent", "n1");
-	assert_true(proto_is(h, MSG_HELLO));
+	assert_int_equal(proto_kind(h, NULL, 0), PK_HELLO);
 	assert_string_equal(proto_type(h), "hello");
 	assert_int_equal(json_integer_value(json_object_get(h, "proto")),
 	    PROTO_VERSION);
@@ -343,7 +343,7 @@ t_hello(void **state)
 	assert_string_equal(json_string_value(json_object_get(v, "hunter")),
 	    "9.9.9-fake");
 	assert_true(json_is_null(json_object_get(h, "node")));
-	assert_false(proto_is(h, MSG_LOG));
+	assert_int_equal(proto_kind(h, NULL, 0), PK_HELLO);
 	json_decref(h);
 	unsetenv("HUNTER_FAKE_VERSION");
 

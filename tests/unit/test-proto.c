@@ -355,6 +355,7 @@ t_good_then_bad(void **state)
 }
 
 int	test_proto_io(void);
+int	test_proto_kind(void);
 
 int
 main(void)
@@ -375,5 +376,5 @@ main(void)
 	int	failed;
 
 	failed = cmocka_run_group_tests_name("proto frames", tests, NULL, NULL);
-	return failed + test_proto_io();
+	return failed + test_proto_io() + test_proto_kind();
 }

@@ -186,7 +186,7 @@ t_first(void **state)
 	s = sampler_create(*state);
 	sampler_set_clock(s, fake_clock);
 	sampler_sample(s, &ns);
-	assert_true(ns.t > 1e9);
+	assert_true(ns.time > 1e9);
 	assert_false(VALID(&ns, NM_CPU_UTIL));
 	assert_false(VALID(&ns, NM_CPU_USER));
 	assert_false(VALID(&ns, NM_CPU_SYS));
@@ -306,7 +306,8 @@ t_missing(void **state)
 	assert_int_equal(ns.valid, 0);
 	j = node_sample_json(&ns);
 	assert_int_equal(json_object_size(j), NM_COUNT + 1);
-	assert_true(json_is_real(json_object_get(j, "t")));
+	assert_true(json_is_real(json_object_get(j, "time")));
+	assert_null(json_object_get(j, "t"));	/* the frame's type */
 	for (i = 0; i < NM_COUNT; i++)
 		assert_true(json_is_null(json_object_get(j,
 		    node_metric_name(i))));
@@ -424,7 +425,7 @@ t_long_files(void **state)
 static void
 t_json(void **state)
 {
-	struct node_sample	 ns = { .t = 1700000000.5 };
+	struct node_sample	 ns = { .time = 1700000000.5 };
 	json_t			*j;
 
 	ns.v[NM_CPU_UTIL] = 12.5;
@@ -433,7 +434,7 @@ t_json(void **state)
 	ns.valid = UINT32_C(1) << NM_CPU_UTIL | UINT32_C(1) << NM_MEM_TOTAL;
 	j = node_sample_json(&ns);
 	assert_int_equal(json_object_size(j), NM_COUNT + 1);
-	assert_true(json_real_value(json_object_get(j, "t")) == 1700000000.5);
+	assert_true(json_real_value(json_object_get(j, "time")) == 1700000000.5);
 	assert_true(json_number_value(json_object_get(j, "cpu_util")) == 12.5);
 	assert_true(json_number_value(json_object_get(j, "mem_total")) == 1024);
 	assert_true(json_is_null(json_object_get(j, "power")));
@@ -452,20 +453,20 @@ t_ring(void **state)
 	sample_ring_init(&r, 3);
 	assert_null(sample_ring_get(&r, 0));
 	for (i = 1; i <= 2; i++) {
-		ns.t = i;
+		ns.time = i;
 		sample_ring_push(&r, &ns);
 	}
-	assert_true(sample_ring_get(&r, 0)->t == 1);
-	assert_true(sample_ring_get(&r, 1)->t == 2);
+	assert_true(sample_ring_get(&r, 0)->time == 1);
+	assert_true(sample_ring_get(&r, 1)->time == 2);
 	assert_null(sample_ring_get(&r, 2));
 	for (i = 3; i <= 7; i++) {
-		ns.t = i;
+		ns.time = i;
 		sample_ring_push(&r, &ns);
 	}
 	assert_int_equal(r.len, 3);
-	assert_true(sample_ring_get(&r, 0)->t == 5);
-	assert_true(sample_ring_get(&r, 1)->t == 6);
-	assert_true(sample_ring_get(&r, 2)->t == 7);
+	assert_true(sample_ring_get(&r, 0)->time == 5);
+	assert_true(sample_ring_get(&r, 1)->time == 6);
+	assert_true(sample_ring_get(&r, 2)->time == 7);
 	assert_null(sample_ring_get(&r, 3));
 	sample_ring_free(&r);
 }

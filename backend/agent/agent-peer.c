@@ -1,0 +1,215 @@
+/*
+ * agent-peer.c: the agent's peers on agent.sock.  A peer becomes the
+ * backend by its hello (and a new backend's hello takes the role over
+ * from the old one: that is how a re-attaching console wins); only the
+ * backend may launch and kill workers, stop the agent or answer the
+ * workers' store requests.  Anything else a peer sends first ends its
+ * link, with an error frame that says why.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "lib/nvml.h"
+#include "lib/xmalloc.h"
+#include "backend/agent/agent.h"
+
+void
+agent_close_peer(struct agent *a, int i, const char *why)
+{
+	struct agent_peer *p = &a->peers[i];
+
+	if (p->is_backend)
+		agent_log(a, "backend detached: %s", why);
+	close(p->fd);
+	proto_reader_free(&p->rd);
+	a->peers[i] = a->peers[--a->npeers];
+}
+
+/* A backend says hello: answer with ours, the workers and the history. */
+static void
+agent_hello(struct agent *a, struct agent_peer *p, const json_t *msg)
+{
+	json_t		*hello, *samples;
+	size_t		 i;
+	json_t		*m;
+
+	for (int j = 0; j < a->npeers; j++) {
+		if (a->peers[j].is_backend && &a->peers[j] != p) {
+			agent_log(a, "a new backend takes over");
+			proto_send_new(a->peers[j].fd, json_pack("{s:s, s:s}",
+			    "t", MSG_ERROR, "reason", "another backend attached"));
+			shutdown(a->peers[j].fd, SHUT_RDWR);
+			a->peers[j].is_backend = false;
+		}
+	}
+	p->is_backend = true;
+	hello = proto_hello("agent", a->node);
+	json_object_set_new(hello, "pid", json_integer(getpid()));
+	json_object_set_new(hello, "workers", agent_workers_json(a));
+	{
+		/* The GPUs here, for placement (NVML: no CUDA context). */
+		struct gpu_sample gs[16];
+		int		  n = nvml_sample(gs, 16);
+
+		json_object_set_new(hello, "gpus", json_integer(n));
+		if (n == 0 && nvml_absent_reason() != NULL)
+			json_object_set_new(hello, "gpus_why",
+			    json_string(nvml_absent_reason()));
+	}
+	samples = json_array();
+	for (i = a->ring.len > 60 ? a->ring.len - 60 : 0; i < a->ring.len; i++)
+		json_array_append_new(samples,
+		    node_sample_json(sample_ring_get(&a->ring, i)));
+	json_object_set_new(hello, "samples", samples);
+	proto_send_new(p->fd, hello);
+	json_array_foreach(a->history, i, m)
+		proto_send(p->fd, m);
+	for (int w = 0; w < a->nworkers; w++) {
+		if (a->workers[w].last_metrics != NULL)
+			proto_send(p->fd, a->workers[w].last_metrics);
+	}
+	json_array_foreach(a->pending, i, m)
+		proto_send(p->fd, m);
+	json_array_clear(a->pending);
+	agent_log(a, "backend attached");
+}
+
+static void
+agent_command(struct agent *a, struct agent_peer *p, const json_t *msg)
+{
+	const char	*cmd = json_string_value(json_object_get(msg, "cmd"));
+	const char	*job = json_string_value(json_object_get(msg, "job"));
+	json_t		*r = json_object_get(msg, "rank");
+	char		 err[512];
+
+	if (strcmp(cmd, "launch") == 0) {
+		if (agent_spawn(a, msg, err, sizeof err) != 0) {
+			agent_log(a, "launch failed: %s", err);
+			proto_send_new(p->fd, json_pack("{s:s, s:s, s:s, s:O?, "
+			    "s:s, s:s}", "t", MSG_EVENT, "kind", "failed",
+			    "job", job, "rank", r, "node", a->node,
+			    "reason", err));
+		}
+	} else if (strcmp(cmd, "kill") == 0) {
+		agent_signal_workers(a, job, json_is_integer(r) ?
+		    (int)json_integer_value(r) : -1, SIGKILL);
+	} else if (strcmp(cmd, "shutdown") == 0) {
+		agent_log(a, "shutdown requested");
+		a->quit = true;
+	} else {
+		/* stop, pause, resume, checkpoint...: the workers decide. */
+		agent_forward_to_workers(a, msg);
+	}
+}
+
+/*
+ * Refuse a peer: say why in an error frame, log it and close the link.
+ * Only a backend, introduced by its hello, may launch, kill, stop the
+ * agent or reach the workers' store; the link of anything else ends.
+ */
+static void
+agent_refuse_peer(struct agent *a, int i, const char *why)
+{
+	agent_log(a, "refusing a peer: %s", why);
+	proto_send_new(a->peers[i].fd, json_pack("{s:s, s:s, s:s}", "t",
+	    MSG_ERROR, "node", a->node, "reason", why));
+	agent_close_peer(a, i, why);
+}
+
+/* One frame from peer i; -1 once the peer is closed. */
+static int
+agent_peer_frame(struct agent *a, int i, const json_t *msg)
+{
+	struct agent_peer *p = &a->peers[i];
+	enum proto_kind	 k;
+	const char	*role;
+	char		 err[300], why[400];
+
+	k = proto_kind(msg, err, sizeof err);
+	if (k == PK_UNKNOWN) {
+		agent_log(a, "ignoring a '%s' frame", proto_type(msg));
+		return 0;
+	}
+	if (k == PK_INVALID && p->is_backend) {
+		agent_log(a, "refusing %s", err);
+		return 0;
+	}
+	if (k == PK_INVALID) {
+		agent_refuse_peer(a, i, err);
+		return -1;
+	}
+	if (k == PK_HELLO) {
+		role = json_string_value(json_object_get(msg, "role"));
+		if (strcmp(role, "backend") != 0) {
+			snprintf(why, sizeof why, "a hello from a '%.64s': "
+			    "only a backend attaches here", role);
+			agent_refuse_peer(a, i, why);
+			return -1;
+		}
+		agent_hello(a, p, msg);
+		return 0;
+	}
+	if (!p->is_backend) {
+		snprintf(why, sizeof why, "'%s' frame before the backend's "
+		    "hello", proto_kind_name(k));
+		agent_refuse_peer(a, i, why);
+		return -1;
+	}
+	switch (k) {
+	case PK_CMD:
+		agent_command(a, p, msg);
+		break;
+	case PK_STORE:
+		agent_forward_to_workers(a, msg);
+		break;
+	default:
+		agent_log(a, "ignoring a '%s' frame", proto_type(msg));
+		break;
+	}
+	return 0;
+}
+
+void
+agent_peer_input(struct agent *a, int i)
+{
+	struct agent_peer *p = &a->peers[i];
+	json_t		*msg;
+	ssize_t		 n;
+	int		 rc;
+
+	n = proto_reader_fill(&p->rd, p->fd);
+	while ((rc = proto_reader_next(&p->rd, &msg)) == 1) {
+		int closed = agent_peer_frame(a, i, msg);
+
+		json_decref(msg);
+		if (closed)
+			return;
+	}
+	if (rc < 0) {
+		agent_log(a, "bad frame from a peer: %s", p->rd.err);
+		agent_close_peer(a, i, p->rd.err);
+	} else if (n == 0)
+		agent_close_peer(a, i, "connection closed");
+	else if (n < 0 && errno != EAGAIN && errno != EINTR)
+		agent_close_peer(a, i, strerror(errno));
+}
+
+void
+agent_accept(struct agent *a)
+{
+	int	 fd = accept4(a->lfd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	a->peers = xreallocarray(a->peers, (size_t)a->npeers + 1,
+	    sizeof *a->peers);
+	a->peers[a->npeers].fd = fd;
+	a->peers[a->npeers].is_backend = false;
+	proto_reader_init(&a->peers[a->npeers].rd);
+	a->npeers++;
+}

@@ -1,0 +1,183 @@
+/*
+ * kind.c: the table of message types.  Each row names a type, the fields
+ * every frame of it must carry with their JSON types, and, where that is
+ * not all, a check of the rest (a store answer's value, a launch's rank,
+ * a metrics frame's figures).  Receivers call proto_kind() once and
+ * switch on what it returns, so a malformed frame is refused in one
+ * place, with a message, before any receiver reads a field of it.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "backend/proto/metrics.h"
+#include "backend/proto/proto.h"
+
+enum field_type { F_END, F_STR, F_INT, F_NUM, F_ARR };
+
+struct kind_field {
+	const char	*name;
+	enum field_type	 type;
+};
+
+/* The most required fields a type has, and the check of the rest. */
+#define KIND_FIELDS	4
+typedef int	 kind_check(const json_t *, char *, size_t);
+
+static kind_check kind_metrics, kind_store, kind_cmd;
+
+static const struct kind_row {
+	const char	*name;
+	struct kind_field need[KIND_FIELDS];
+	kind_check	*check;
+} kind_table[PK_COUNT] = {
+	[PK_HELLO] = { MSG_HELLO, { { "proto", F_INT }, { "role", F_STR } } },
+	[PK_METRICS] = { MSG_METRICS, { { "scope", F_STR } }, kind_metrics },
+	[PK_LOG] = { MSG_LOG, { { "line", F_STR } } },
+	[PK_EVENT] = { MSG_EVENT, { { "kind", F_STR } } },
+	[PK_EPOCH] = { MSG_EPOCH, { { "job", F_STR }, { "epoch", F_INT } } },
+	[PK_SUMMARY] = { MSG_SUMMARY, { { "job", F_STR } } },
+	[PK_STORE] = { MSG_STORE, { { "op", F_STR } }, kind_store },
+	[PK_CMD] = { MSG_CMD, { { "cmd", F_STR } }, kind_cmd },
+	[PK_EXIT] = { MSG_EXIT, { { "job", F_STR }, { "rank", F_INT } } },
+	[PK_ERROR] = { MSG_ERROR, { { "reason", F_STR } } },
+	[PK_STEP] = { MSG_STEP, { { "job", F_STR }, { "step", F_INT },
+	    { "loss", F_NUM } } },
+	[PK_AUTOTUNE] = { MSG_AUTOTUNE, { { "job", F_STR },
+	    { "micro_batch", F_INT }, { "accum", F_INT }, { "trials", F_ARR } } },
+	[PK_OK] = { MSG_OK },
+	[PK_JOB] = { MSG_JOB, { { "job", F_STR } } },
+	[PK_JOB_END] = { MSG_JOB_END, { { "job", F_STR } } },
+	[PK_DECISION] = { MSG_DECISION, { { "job", F_STR }, { "kind", F_STR } } },
+};
+
+static const char *const field_words[] = {
+	[F_STR] = "a string", [F_INT] = "an integer", [F_NUM] = "a number",
+	[F_ARR] = "an array",
+};
+
+static bool
+field_is(const json_t *v, enum field_type t)
+{
+	switch (t) {
+	case F_STR:
+		return json_is_string(v);
+	case F_INT:
+		return json_is_integer(v);
+	case F_NUM:
+		return json_is_number(v);
+	case F_ARR:
+		return json_is_array(v);
+	default:
+		return false;
+	}
+}
+
+/* 0 when every field of need is in msg with its type, else -1 and why. */
+static int
+kind_need(const json_t *msg, const struct kind_field *need, char *err,
+    size_t errlen)
+{
+	for (int i = 0; i < KIND_FIELDS && need[i].type != F_END; i++) {
+		json_t	*v = json_object_get(msg, need[i].name);
+
+		if (v == NULL) {
+			snprintf(err, errlen, "no \"%s\"", need[i].name);
+			return -1;
+		}
+		if (!field_is(v, need[i].type)) {
+			snprintf(err, errlen, "\"%s\" is not %s", need[i].name,
+			    field_words[need[i].type]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* A node's figures, or a rank's: the rank is named, every figure has
+ * the type of its row. */
+static int
+kind_metrics(const json_t *msg, char *err, size_t errlen)
+{
+	static const struct kind_field rank[] = { { "job", F_STR },
+	    { "rank", F_INT }, { NULL, F_END } };
+	const char		*scope = json_string_value(json_object_get(msg,
+	    "scope"));
+	struct rank_report	 rr;
+	struct node_sample	 ns;
+
+	if (strcmp(scope, "node") == 0)
+		return node_sample_read(msg, &ns, err, errlen);
+	if (strcmp(scope, "rank") != 0) {
+		snprintf(err, errlen, "scope \"%.32s\" is neither node nor rank",
+		    scope);
+		return -1;
+	}
+	if (kind_need(msg, rank, err, errlen) != 0)
+		return -1;
+	return rank_report_read(msg, &rr, err, errlen);
+}
+
+/* An answer's value is what the asker decodes. */
+static int
+kind_store(const json_t *msg, char *err, size_t errlen)
+{
+	static const struct kind_field value[] = { { "value", F_STR },
+	    { NULL, F_END } };
+	const char	*op = json_string_value(json_object_get(msg, "op"));
+
+	if (strcmp(op, "value") == 0)
+		return kind_need(msg, value, err, errlen);
+	return 0;
+}
+
+/* A launch names the rank to start. */
+static int
+kind_cmd(const json_t *msg, char *err, size_t errlen)
+{
+	static const struct kind_field launch[] = { { "job", F_STR },
+	    { "rank", F_INT }, { NULL, F_END } };
+	const char	*cmd = json_string_value(json_object_get(msg, "cmd"));
+
+	if (strcmp(cmd, "launch") == 0)
+		return kind_need(msg, launch, err, errlen);
+	return 0;
+}
+
+enum proto_kind
+proto_kind(const json_t *msg, char *err, size_t errlen)
+{
+	const char	*t = proto_type(msg);
+	char		 why[200], dummy[1];
+
+	if (err == NULL) {
+		err = dummy;
+		errlen = sizeof dummy;
+	}
+	for (int k = PK_HELLO; k < PK_COUNT; k++) {
+		const struct kind_row *row = &kind_table[k];
+
+		if (strcmp(t, row->name) != 0)
+			continue;
+		if (kind_need(msg, row->need, why, sizeof why) != 0 ||
+		    (row->check != NULL && row->check(msg, why, sizeof why) != 0)) {
+			snprintf(err, errlen, "'%s' frame: %s", row->name, why);
+			return PK_INVALID;
+		}
+		return k;
+	}
+	return PK_UNKNOWN;
+}
+
+const char *
+proto_kind_name(enum proto_kind k)
+{
+	return k > PK_INVALID && k < PK_COUNT ? kind_table[k].name : NULL;
+}
+
+const char *
+proto_type(const json_t *msg)
+{
+	const char	*t = json_string_value(json_object_get(msg, "t"));
+
+	return t != NULL ? t : "";
+}

@@ -1,0 +1,177 @@
+/*
+ * metrics.h: the metric tables (docs/architecture.md, "Frames"): what a
+ * node, a GPU and a rank report, one row per metric with its JSON name,
+ * type, kind, unit, a line of help and where its value lives, and the one
+ * encoder and decoder that every sender and receiver loops over.
+ *
+ * Every value carries a validity bit: what cannot be measured is unknown,
+ * drawn as "-", never 0.  On the wire an unknown node or GPU metric is
+ * null (those samples list every field); an unknown rank metric is
+ * absent.
+ *
+ * The node and GPU sampling stays where it reads the system
+ * (backend/agent/sampler.c, lib/nvml.c); their samples are the contract
+ * of the metrics frame that core and the console read, so they are
+ * defined here (the GPU's in lib/nvml.h, which lib fills without knowing
+ * any frame).
+ */
+#ifndef HUNTER_METRICS_H
+#define HUNTER_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "lib/nvml.h"
+
+/* Where a metric lives: INT is a long, REAL a double. */
+enum metric_type { METRIC_INT, METRIC_REAL };
+enum metric_kind { METRIC_GAUGE, METRIC_COUNTER };
+
+struct metric_field {
+	const char	*name;		/* the JSON field */
+	enum metric_type type;
+	enum metric_kind kind;
+	const char	*unit;		/* "bytes", "ms", ...; "" for none */
+	const char	*help;		/* one line, for the exporters */
+	size_t		 at;		/* offset of the value in its sample */
+};
+
+/*
+ * Put each of the n fields of the sample at base into obj: a known one
+ * (bit i of valid, and finite) as a number, an unknown one as null when
+ * nulls, else not at all.  at, when not NULL, replaces the fields' own
+ * offsets (a struct of another floor that holds the same values).
+ */
+void	metrics_put(const struct metric_field *, int n, const size_t *at,
+	    const void *base, uint32_t valid, bool nulls, json_t *obj);
+/*
+ * Read them back from obj: a number sets the value and its bit; null or
+ * absent clears the bit and leaves the value as it was.  0, or -1 with
+ * err naming the field when one has the wrong type (a string, or a real
+ * for an INT); *valid then holds the fields read before it.
+ */
+int	metrics_read(const struct metric_field *, int n, const size_t *at,
+	    const json_t *obj, void *base, uint32_t *valid, char *err,
+	    size_t errlen);
+
+/* A node, sampled by its agent at 1 Hz. */
+enum node_metric {
+	NM_CPU_UTIL,		/* percent of all CPUs busy */
+	NM_CPU_USER,		/* percent */
+	NM_CPU_SYS,		/* percent */
+	NM_CPU_IOWAIT,		/* percent */
+	NM_LOAD1,
+	NM_MEM_USED,		/* bytes */
+	NM_MEM_TOTAL,		/* bytes */
+	NM_SWAP_USED,		/* bytes */
+	NM_SWAP_TOTAL,		/* bytes */
+	NM_NET_RX,		/* bytes/s, all interfaces but lo */
+	NM_NET_TX,		/* bytes/s */
+	NM_DISK_READ,		/* bytes/s, whole disks */
+	NM_DISK_WRITE,		/* bytes/s */
+	NM_POWER,		/* watts, RAPL package energy */
+	NM_TEMP,		/* degrees C, hottest hwmon sensor */
+	NM_COUNT
+};
+
+struct node_sample {
+	double		 time;			/* CLOCK_REALTIME seconds */
+	double		 v[NM_COUNT];
+	uint32_t	 valid;			/* bit i: v[i] is known */
+};
+
+extern const struct metric_field node_metrics[NM_COUNT];
+
+/* Whether metric m of a sample is known. */
+static inline bool
+node_sample_valid(const struct node_sample *ns, enum node_metric m)
+{
+	return (ns->valid >> m) & 1;
+}
+
+/* The JSON field name of each metric, e.g. "cpu_util", "mem_used". */
+const char	*node_metric_name(enum node_metric);
+/* {"time":..., "cpu_util": 12.5, ..., "power": null}.  "t" is left to
+ * the frame it goes in. */
+json_t		*node_sample_json(const struct node_sample *);
+/* A node metrics frame (or a hello's sample) back into a sample. */
+int		 node_sample_read(const json_t *, struct node_sample *,
+		    char *err, size_t errlen);
+
+/* A GPU (enum gpu_metric and struct gpu_sample: lib/nvml.h). */
+extern const struct metric_field gpu_metrics[GM_COUNT];
+
+/* The JSON field name of each metric, e.g. "util", "mem_used". */
+const char	*gpu_metric_name(enum gpu_metric);
+/* [{"index":0, "name":"NVIDIA H200", "util":93, ..., "xid":null}, ...] */
+json_t		*gpu_samples_json(const struct gpu_sample *, int n);
+
+/*
+ * A rank, reported by its worker at most once a second.  The list is
+ * expanded on every floor that holds the values: here into the table and
+ * struct rank_report (what the worker and the simulator send), in core
+ * into struct rank_state (what the state model keeps); a new metric is
+ * one line here.
+ *	X(ID, field, type, kind, unit, help)
+ */
+#define RANK_METRICS(X)							\
+	X(STEP, step, INT, COUNTER, "steps", "optimizer steps done")	\
+	X(EPOCH, epoch, INT, GAUGE, "", "the epoch in progress, from 0")	\
+	X(LOSS, loss, REAL, GAUGE, "", "mean loss over the global batch") \
+	X(LR, lr, REAL, GAUGE, "", "the learning rate of the last step") \
+	X(SAMPLES_PER_S, samples_per_s, REAL, GAUGE, "samples/s",	\
+	    "the global batch over the step time")			\
+	X(STEP_MS, step_ms, REAL, GAUGE, "ms", "the last step, wall time") \
+	X(COMPUTE_MS, compute_ms, REAL, GAUGE, "ms",			\
+	    "of it, forward and backward")				\
+	X(COMM_MS, comm_ms, REAL, GAUGE, "ms", "of it, the exchange")	\
+	X(DATA_WAIT_MS, data_wait_ms, REAL, GAUGE, "ms",		\
+	    "of it, waiting for the loader")				\
+	X(BYTES_SENT, bytes_sent, INT, GAUGE, "bytes",			\
+	    "what this rank sent in the last step")			\
+	X(BYTES_DENSE, bytes_dense, INT, GAUGE, "bytes",		\
+	    "the same exchange uncompressed")				\
+	X(MICRO_BATCH, micro_batch, INT, GAUGE, "samples",		\
+	    "samples a forward pass")					\
+	X(ACCUM, accum, INT, GAUGE, "", "micro-batches a step")		\
+	X(RSS, rss, INT, GAUGE, "bytes", "the worker's resident memory") \
+	X(HEARTBEAT, heartbeat, REAL, GAUGE, "seconds",			\
+	    "the wall clock of the report")				\
+	X(PID, pid, INT, GAUGE, "", "the worker's process id")		\
+	X(DENSITY, density, REAL, GAUGE, "",				\
+	    "the share of the gradient sent; 1 is dense")		\
+	X(LR_GAIN, lr_gain, REAL, GAUGE, "",				\
+	    "the AdaScale gain; 1 without adaptive")			\
+	X(NOISE_SCALE, noise_scale, REAL, GAUGE, "samples",		\
+	    "the gradient noise scale (adaptive)")
+
+#define RANK_METRIC_ENUM(id, ...)	RM_##id,
+enum rank_metric { RANK_METRICS(RANK_METRIC_ENUM) RM_COUNT };
+#undef RANK_METRIC_ENUM
+
+/* Members named as the fields, typed by the type column. */
+#define METRIC_CTYPE_INT	long
+#define METRIC_CTYPE_REAL	double
+#define RANK_METRIC_MEMBER(id, field, type, ...) METRIC_CTYPE_##type field;
+
+#define RM_BIT(id)	(UINT32_C(1) << RM_##id)
+#define RM_ALL		((UINT32_C(1) << RM_COUNT) - 1)
+
+/* One rank's report, as it goes on the wire. */
+struct rank_report {
+	RANK_METRICS(RANK_METRIC_MEMBER)
+	uint32_t	 valid;		/* RM_BIT(id): known */
+};
+
+extern const struct metric_field rank_metrics[RM_COUNT];
+
+/* Put the known metrics of r into a metrics frame. */
+void	rank_report_put(const struct rank_report *, json_t *frame);
+/* Read a rank's metrics frame; 0, or -1 with err (a field's type). */
+int	rank_report_read(const json_t *frame, struct rank_report *,
+	    char *err, size_t errlen);
+
+#endif
