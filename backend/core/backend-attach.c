@@ -17,21 +17,21 @@ static void
 backend_replay_record(void *ctx, json_t *rec)
 {
 	struct backend	*b = ctx;
-	const char	*t = json_string_value(json_object_get(rec, "t"));
 	const char	*name = json_string_value(json_object_get(rec, "job"));
+	enum proto_kind	 kind = proto_kind(rec, NULL, 0);
 	struct job_state *j;
 	struct spec_errors errs = { 0 };
 	json_t		*pl, *v;
 	size_t		 i;
 
-	if (t == NULL || name == NULL)
+	if (name == NULL)
 		return;
-	if (strcmp(t, "job_end") == 0) {
+	if (kind == PK_JOB_END) {
 		if ((j = backend_job(b, name)) != NULL)
 			j->done = true;
 		return;
 	}
-	if (strcmp(t, "job") != 0)
+	if (kind != PK_JOB)
 		return;
 	j = backend_new_job(b, name);
 	j->yaml = xstrdup(json_string_value(json_object_get(rec, "yaml")) ?: "");

@@ -193,7 +193,7 @@ backend_journal_job(struct backend *b, struct job_state *j)
 	for (int r = 0; r < j->world; r++)
 		json_array_append_new(placement,
 		    json_string(b->cluster->nodes[j->ranks[r].node].name));
-	rec = json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:I, s:o}", "t", "job",
+	rec = json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:I, s:o}", "t", MSG_JOB,
 	    "job", j->name, "spec_file", j->spec_file, "yaml", j->yaml,
 	    "world", j->world, "generation", j->generation,
 	    "run", (json_int_t)j->run, "placement", placement);
@@ -395,7 +395,7 @@ backend_job_done(struct backend *b, struct job_state *j)
 		if (b->used[j->ranks[r].node] > 0)
 			b->used[j->ranks[r].node]--;
 	}
-	rec = json_pack("{s:s, s:s, s:s}", "t", "job_end", "job", j->name,
+	rec = json_pack("{s:s, s:s, s:s}", "t", MSG_JOB_END, "job", j->name,
 	    "state", j->state);
 	journal_append(b->journal, rec);
 	json_decref(rec);

@@ -46,7 +46,7 @@ backend_restart(struct backend *b, struct job_state *j, const int *node_of,
 	va_start(ap, fmt);
 	vsnprintf(j->restart.reason, sizeof j->restart.reason, fmt, ap);
 	va_end(ap);
-	rec = json_pack("{s:s, s:s, s:s, s:s, s:i}", "t", "decision", "job",
+	rec = json_pack("{s:s, s:s, s:s, s:s, s:i}", "t", MSG_DECISION, "job",
 	    j->name, "kind", kind, "reason", j->restart.reason,
 	    "generation", j->generation);
 	journal_append(b->journal, rec);
