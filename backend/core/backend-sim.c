@@ -169,6 +169,7 @@ sim_nodes(struct sim *s, double now)
 		    (b->used[i] ? 2e6 : 0) * 0.05, 1e3, 1e9);
 		sn->load = sim_clamp(sn->load + sim_noise(s, 0.05), 0, 64);
 		x->time = now;
+		nv->sampled = clock_mono();
 		x->v[NM_CPU_UTIL] = sn->cpu;
 		x->v[NM_CPU_USER] = sn->cpu * 0.8;
 		x->v[NM_CPU_SYS] = sn->cpu * 0.2;
@@ -214,6 +215,9 @@ sim_ranks(struct sim *s)
 		    .epoch = s->ticks / SIM_EPOCH_TICKS, .bytes_sent = 21600, .bytes_dense = 1077296, .density = 0.01,
 		    .micro_batch = 32, .accum = 1, .rss = 240L << 20,
 		    .heartbeat = (double)time(NULL), .pid = j->ranks[r].pid,
+		    .bytes_sent_total = s->step * 21600L,
+		    .bytes_dense_total = s->step * 1077296L,
+		    .compression_ratio = 1077296 / 21600.0,
 		    .valid = RM_ALL & ~(RM_BIT(LR) | RM_BIT(COMPUTE_MS) |
 		    RM_BIT(LR_GAIN) | RM_BIT(NOISE_SCALE)) };
 		/* One draw at a time: the order of the noise is the walk. */

@@ -14,45 +14,71 @@
 _Static_assert(NM_COUNT <= 32 && GM_COUNT <= 32 && RM_COUNT <= 32,
     "a validity mask has 32 bits");
 
-#define NODE(id, name, unit, help)	[NM_##id] = { name, METRIC_REAL, \
-	METRIC_GAUGE, unit, help, offsetof(struct node_sample, v[NM_##id]) }
+#define NODE(id, name, unit, help, prom, scale)	[NM_##id] = { name,	\
+	METRIC_REAL, METRIC_GAUGE, unit, help,				\
+	offsetof(struct node_sample, v[NM_##id]), prom, scale }
 
 const struct metric_field node_metrics[NM_COUNT] = {
-	NODE(CPU_UTIL, "cpu_util", "percent", "CPU busy, all CPUs"),
-	NODE(CPU_USER, "cpu_user", "percent", "CPU in user code, nice too"),
-	NODE(CPU_SYS, "cpu_sys", "percent", "CPU in the kernel and irqs"),
-	NODE(CPU_IOWAIT, "cpu_iowait", "percent", "CPU idle waiting on I/O"),
-	NODE(LOAD1, "load1", "", "the 1-minute load average"),
-	NODE(MEM_USED, "mem_used", "bytes", "memory not available"),
-	NODE(MEM_TOTAL, "mem_total", "bytes", "memory in all"),
-	NODE(SWAP_USED, "swap_used", "bytes", "swap in use"),
-	NODE(SWAP_TOTAL, "swap_total", "bytes", "swap in all"),
-	NODE(NET_RX, "net_rx", "bytes/s", "received, all interfaces but lo"),
-	NODE(NET_TX, "net_tx", "bytes/s", "sent, all interfaces but lo"),
-	NODE(DISK_READ, "disk_read", "bytes/s", "read from whole disks"),
-	NODE(DISK_WRITE, "disk_write", "bytes/s", "written to whole disks"),
-	NODE(POWER, "power", "watts", "RAPL package power, all sockets"),
-	NODE(TEMP, "temp", "celsius", "the hottest hwmon sensor"),
+	NODE(CPU_UTIL, "cpu_util", "percent", "CPU busy, all CPUs",
+	    "cpu_util_ratio", 0.01),
+	NODE(CPU_USER, "cpu_user", "percent", "CPU in user code, nice too",
+	    "cpu_user_ratio", 0.01),
+	NODE(CPU_SYS, "cpu_sys", "percent", "CPU in the kernel and irqs",
+	    "cpu_system_ratio", 0.01),
+	NODE(CPU_IOWAIT, "cpu_iowait", "percent", "CPU idle waiting on I/O",
+	    "cpu_iowait_ratio", 0.01),
+	NODE(LOAD1, "load1", "", "the 1-minute load average",
+	    "load1", 1),
+	NODE(MEM_USED, "mem_used", "bytes", "memory not available",
+	    "memory_used_bytes", 1),
+	NODE(MEM_TOTAL, "mem_total", "bytes", "memory in all",
+	    "memory_total_bytes", 1),
+	NODE(SWAP_USED, "swap_used", "bytes", "swap in use",
+	    "swap_used_bytes", 1),
+	NODE(SWAP_TOTAL, "swap_total", "bytes", "swap in all",
+	    "swap_total_bytes", 1),
+	NODE(NET_RX, "net_rx", "bytes/s", "received, all interfaces but lo",
+	    "network_receive_bytes_per_second", 1),
+	NODE(NET_TX, "net_tx", "bytes/s", "sent, all interfaces but lo",
+	    "network_transmit_bytes_per_second", 1),
+	NODE(DISK_READ, "disk_read", "bytes/s", "read from whole disks",
+	    "disk_read_bytes_per_second", 1),
+	NODE(DISK_WRITE, "disk_write", "bytes/s", "written to whole disks",
+	    "disk_written_bytes_per_second", 1),
+	NODE(POWER, "power", "watts", "RAPL package power, all sockets",
+	    "power_watts", 1),
+	NODE(TEMP, "temp", "celsius", "the hottest hwmon sensor",
+	    "temperature_celsius", 1),
 };
 
-#define GPU(id, name, unit, help)	[GM_##id] = { name, METRIC_REAL, \
-	METRIC_GAUGE, unit, help, offsetof(struct gpu_sample, v[GM_##id]) }
+#define GPU(id, name, unit, help, prom, scale)	[GM_##id] = { name,	\
+	METRIC_REAL, METRIC_GAUGE, unit, help,				\
+	offsetof(struct gpu_sample, v[GM_##id]), prom, scale }
 
 const struct metric_field gpu_metrics[GM_COUNT] = {
-	GPU(UTIL, "util", "percent", "time a kernel ran"),
-	GPU(MEM_USED, "mem_used", "bytes", "device memory in use"),
-	GPU(MEM_TOTAL, "mem_total", "bytes", "device memory in all"),
-	GPU(TEMP, "temp", "celsius", "the GPU die"),
-	GPU(POWER, "power", "watts", "board power draw"),
-	GPU(SM_CLOCK, "sm_clock", "MHz", "the SM clock"),
-	GPU(PCIE_RX, "pcie_rx", "bytes/s", "PCIe received, 20 ms sampled"),
-	GPU(PCIE_TX, "pcie_tx", "bytes/s", "PCIe sent, 20 ms sampled"),
-	GPU(XID, "xid", "", "XID errors seen; unknown for now"),
+	GPU(UTIL, "util", "percent", "time a kernel ran",
+	    "util_ratio", 0.01),
+	GPU(MEM_USED, "mem_used", "bytes", "device memory in use",
+	    "memory_used_bytes", 1),
+	GPU(MEM_TOTAL, "mem_total", "bytes", "device memory in all",
+	    "memory_total_bytes", 1),
+	GPU(TEMP, "temp", "celsius", "the GPU die",
+	    "temperature_celsius", 1),
+	GPU(POWER, "power", "watts", "board power draw",
+	    "power_watts", 1),
+	GPU(SM_CLOCK, "sm_clock", "MHz", "the SM clock",
+	    "sm_clock_hertz", 1e6),
+	GPU(PCIE_RX, "pcie_rx", "bytes/s", "PCIe received, 20 ms sampled",
+	    "pcie_receive_bytes_per_second", 1),
+	GPU(PCIE_TX, "pcie_tx", "bytes/s", "PCIe sent, 20 ms sampled",
+	    "pcie_transmit_bytes_per_second", 1),
+	GPU(XID, "xid", "", "XID errors seen; unknown for now",
+	    "xid_errors", 1),
 };
 
-#define RANK_ROW(id, field, type, kind, unit, help) [RM_##id] = {	\
-	#field, METRIC_##type, METRIC_##kind, unit, help,		\
-	offsetof(struct rank_report, field) },
+#define RANK_ROW(id, field, type, kind, unit, help, prom, scale)	\
+	[RM_##id] = { #field, METRIC_##type, METRIC_##kind, unit, help,	\
+	offsetof(struct rank_report, field), prom, scale },
 
 const struct metric_field rank_metrics[RM_COUNT] = {
 	RANK_METRICS(RANK_ROW)
@@ -174,6 +200,31 @@ gpu_samples_json(const struct gpu_sample *gs, int n)
 		json_array_append_new(a, o);
 	}
 	return a;
+}
+
+int
+gpu_samples_read(const json_t *a, struct gpu_sample *gs, int max)
+{
+	const json_t	*o;
+	const char	*name;
+	char		 err[1];
+	int		 n = 0;
+
+	for (size_t i = 0; i < json_array_size(a) && n < max; i++) {
+		o = json_array_get(a, i);
+		if (!json_is_object(o))
+			break;
+		memset(&gs[n], 0, sizeof gs[n]);
+		gs[n].index = json_is_integer(json_object_get(o, "index")) ?
+		    (int)json_integer_value(json_object_get(o, "index")) : n;
+		if ((name = json_string_value(json_object_get(o, "name"))) != NULL)
+			snprintf(gs[n].name, sizeof gs[n].name, "%s", name);
+		if (metrics_read(gpu_metrics, GM_COUNT, NULL, o, &gs[n],
+		    &gs[n].valid, err, sizeof err) != 0)
+			break;
+		n++;
+	}
+	return n;
 }
 
 void

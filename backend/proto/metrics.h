@@ -9,6 +9,12 @@
  * null (those samples list every field); an unknown rank metric is
  * absent.
  *
+ * Each row also names its Prometheus series (the endpoint of
+ * backend/core/metrics-http.c): the name after "hunter_node_",
+ * "hunter_gpu_" or "hunter_rank_", in base units, and the factor that
+ * takes the value there (ms to seconds, percent to a ratio); a row whose
+ * name is NULL is not exported.
+ *
  * The node and GPU sampling stays where it reads the system
  * (backend/agent/sampler.c, lib/nvml.c); their samples are the contract
  * of the metrics frame that core and the console read, so they are
@@ -37,6 +43,8 @@ struct metric_field {
 	const char	*unit;		/* "bytes", "ms", ...; "" for none */
 	const char	*help;		/* one line, for the exporters */
 	size_t		 at;		/* offset of the value in its sample */
+	const char	*prom;		/* the Prometheus name; NULL: not exported */
+	double		 scale;		/* value * scale is in prom's unit */
 };
 
 /*
@@ -108,45 +116,69 @@ extern const struct metric_field gpu_metrics[GM_COUNT];
 const char	*gpu_metric_name(enum gpu_metric);
 /* [{"index":0, "name":"NVIDIA H200", "util":93, ..., "xid":null}, ...] */
 json_t		*gpu_samples_json(const struct gpu_sample *, int n);
+/* Up to max of them back from a node metrics frame's "gpus"; how many.
+ * An entry that is not an object, or a field of the wrong type, ends
+ * the list there. */
+int		 gpu_samples_read(const json_t *gpus, struct gpu_sample *,
+		    int max);
 
 /*
- * A rank, reported by its worker at most once a second.  The list is
- * expanded on every floor that holds the values: here into the table and
- * struct rank_report (what the worker and the simulator send), in core
- * into struct rank_state (what the state model keeps); a new metric is
- * one line here.
- *	X(ID, field, type, kind, unit, help)
+ * A rank, reported by its worker at most once a second, and once more
+ * after its last step.  The list is expanded on every floor that holds
+ * the values: here into the table and struct rank_report (what the
+ * worker and the simulator send), in core into struct rank_state (what
+ * the state model keeps); a new metric is one line here.
+ *	X(ID, field, type, kind, unit, help, prom, scale)
+ * The step is a gauge, not a counter: a re-formation resumes from a
+ * checkpoint, so it can go back.  The _total rows count from the rank's
+ * launch (this generation), as a process's counters do.
  */
 #define RANK_METRICS(X)							\
-	X(STEP, step, INT, COUNTER, "steps", "optimizer steps done")	\
-	X(EPOCH, epoch, INT, GAUGE, "", "the epoch in progress, from 0")	\
-	X(LOSS, loss, REAL, GAUGE, "", "mean loss over the global batch") \
-	X(LR, lr, REAL, GAUGE, "", "the learning rate of the last step") \
+	X(STEP, step, INT, GAUGE, "steps", "optimizer steps done",	\
+	    "step", 1)							\
+	X(EPOCH, epoch, INT, GAUGE, "", "the epoch in progress, from 0",	\
+	    "epoch", 1)							\
+	X(LOSS, loss, REAL, GAUGE, "", "mean loss over the global batch", \
+	    "loss", 1)							\
+	X(LR, lr, REAL, GAUGE, "", "the learning rate of the last step", \
+	    "learning_rate", 1)						\
 	X(SAMPLES_PER_S, samples_per_s, REAL, GAUGE, "samples/s",	\
-	    "the global batch over the step time")			\
-	X(STEP_MS, step_ms, REAL, GAUGE, "ms", "the last step, wall time") \
+	    "the global batch over the step time", "samples_per_second", 1) \
+	X(STEP_MS, step_ms, REAL, GAUGE, "ms", "the last step, wall time", \
+	    "step_seconds", 1e-3)					\
 	X(COMPUTE_MS, compute_ms, REAL, GAUGE, "ms",			\
-	    "of it, forward and backward")				\
-	X(COMM_MS, comm_ms, REAL, GAUGE, "ms", "of it, the exchange")	\
+	    "of it, forward and backward", "compute_seconds", 1e-3)	\
+	X(COMM_MS, comm_ms, REAL, GAUGE, "ms", "of it, the exchange",	\
+	    "comm_seconds", 1e-3)					\
 	X(DATA_WAIT_MS, data_wait_ms, REAL, GAUGE, "ms",		\
-	    "of it, waiting for the loader")				\
+	    "of it, waiting for the loader", "data_wait_seconds", 1e-3)	\
 	X(BYTES_SENT, bytes_sent, INT, GAUGE, "bytes",			\
-	    "what this rank sent in the last step")			\
+	    "what this rank sent in the last step", "step_sent_bytes", 1) \
 	X(BYTES_DENSE, bytes_dense, INT, GAUGE, "bytes",		\
-	    "the same exchange uncompressed")				\
+	    "the same exchange uncompressed", "step_dense_bytes", 1)	\
 	X(MICRO_BATCH, micro_batch, INT, GAUGE, "samples",		\
-	    "samples a forward pass")					\
-	X(ACCUM, accum, INT, GAUGE, "", "micro-batches a step")		\
-	X(RSS, rss, INT, GAUGE, "bytes", "the worker's resident memory") \
+	    "samples a forward pass", "micro_batch_samples", 1)		\
+	X(ACCUM, accum, INT, GAUGE, "", "micro-batches a step",		\
+	    "accumulated_micro_batches", 1)				\
+	X(RSS, rss, INT, GAUGE, "bytes", "the worker's resident memory", \
+	    "resident_memory_bytes", 1)					\
 	X(HEARTBEAT, heartbeat, REAL, GAUGE, "seconds",			\
-	    "the wall clock of the report")				\
-	X(PID, pid, INT, GAUGE, "", "the worker's process id")		\
+	    "the wall clock of the report", "report_timestamp_seconds", 1) \
+	X(PID, pid, INT, GAUGE, "", "the worker's process id", NULL, 1)	\
 	X(DENSITY, density, REAL, GAUGE, "",				\
-	    "the share of the gradient sent; 1 is dense")		\
+	    "the share of the gradient sent; 1 is dense", "density_ratio", 1) \
 	X(LR_GAIN, lr_gain, REAL, GAUGE, "",				\
-	    "the AdaScale gain; 1 without adaptive")			\
+	    "the AdaScale gain; 1 without adaptive", "learning_rate_gain", 1) \
 	X(NOISE_SCALE, noise_scale, REAL, GAUGE, "samples",		\
-	    "the gradient noise scale (adaptive)")
+	    "the gradient noise scale (adaptive)",			\
+	    "gradient_noise_scale_samples", 1)				\
+	X(BYTES_SENT_TOTAL, bytes_sent_total, INT, COUNTER, "bytes",	\
+	    "what this rank sent since its launch", "sent_bytes_total", 1) \
+	X(BYTES_DENSE_TOTAL, bytes_dense_total, INT, COUNTER, "bytes",	\
+	    "the same exchanges uncompressed", "dense_bytes_total", 1)	\
+	X(COMPRESSION, compression_ratio, REAL, GAUGE, "",		\
+	    "bytes dense over bytes sent since its launch",		\
+	    "compression_ratio", 1)
 
 #define RANK_METRIC_ENUM(id, ...)	RM_##id,
 enum rank_metric { RANK_METRICS(RANK_METRIC_ENUM) RM_COUNT };

@@ -237,6 +237,8 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 		r.compute_ms = (t1 - t0) * 1e3 - r.data_wait_ms;
 		r.comm_ms = (t2 - t1) * 1e3;
 		r.bytes_sent = sent;
+		r.sent_total = t->bytes_sent;
+		r.dense_total = t->bytes_dense;
 		r.density = t->comp != NULL ? compressor_density(t->comp) : 1;
 		r.micro_batch = t->micro;
 		r.accum = t->accum;

@@ -35,6 +35,7 @@ struct step_report {
 	double		 lr;
 	double		 step_ms, compute_ms, comm_ms, data_wait_ms;
 	uint64_t	 bytes_sent;	/* this rank, this step */
+	uint64_t	 sent_total, dense_total;	/* this rank, since launch */
 	double		 density;	/* of the compressed exchange; 1 = dense */
 	double		 lr_gain;	/* adaptive: the AdaScale gain; else 1 */
 	double		 noise_scale;	/* adaptive: samples; < 0 unknown */

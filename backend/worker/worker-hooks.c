@@ -44,21 +44,14 @@ worker_metrics(struct worker *w, const struct rank_report *rr)
 	return m;
 }
 
-void
-worker_on_step(void *ctx, const struct step_report *r)
+static void
+worker_send_step(struct worker *w, const struct step_report *r)
 {
-	struct worker		*w = ctx;
-	double			 now = clock_mono();
 	struct rank_report	 rr;
 
-	if (r->step <= w->trace_steps && w->rank == 0)
-		worker_send(w, json_pack("{s:s, s:s, s:I, s:f}", "t", MSG_STEP,
-		    "job", w->job.name, "step", (json_int_t)r->step,
-		    "loss", r->loss));
-	if (now - w->last_metrics < 1.0)
-		return;
-	w->last_metrics = now;
-	atomic_store(&w->last_sent, now);
+	w->last_metrics = clock_mono();
+	w->report_unsent = false;
+	atomic_store(&w->last_sent, w->last_metrics);
 	atomic_store(&w->last_step, r->step);
 	rr = (struct rank_report){ .step = r->step, .epoch = r->epoch,
 	    .loss = r->loss, .lr = r->lr, .step_ms = r->step_ms,
@@ -68,7 +61,9 @@ worker_on_step(void *ctx, const struct step_report *r)
 	    .rss = worker_rss(), .heartbeat = (double)time(NULL),
 	    .pid = (long)getpid(), .density = r->density,
 	    .lr_gain = r->lr_gain, .noise_scale = r->noise_scale,
-	    .valid = RM_ALL & ~RM_BIT(BYTES_DENSE) };
+	    .bytes_sent_total = (long)r->sent_total,
+	    .bytes_dense_total = (long)r->dense_total,
+	    .valid = RM_ALL & ~RM_BIT(BYTES_DENSE) & ~RM_BIT(COMPRESSION) };
 	/* Unknown is absent, never a number that looks like one. */
 	if (r->step_ms > 0)
 		rr.samples_per_s = 1000.0 * w->job.train.batch.global /
@@ -77,7 +72,36 @@ worker_on_step(void *ctx, const struct step_report *r)
 		rr.valid &= ~RM_BIT(SAMPLES_PER_S);
 	if (r->noise_scale < 0)
 		rr.valid &= ~RM_BIT(NOISE_SCALE);
+	if (r->sent_total > 0) {	/* nothing is exchanged on one rank */
+		rr.compression_ratio = (double)r->dense_total /
+		    (double)r->sent_total;
+		rr.valid |= RM_BIT(COMPRESSION);
+	}
 	worker_send(w, worker_metrics(w, &rr));
+}
+
+void
+worker_on_step(void *ctx, const struct step_report *r)
+{
+	struct worker		*w = ctx;
+
+	if (r->step <= w->trace_steps && w->rank == 0)
+		worker_send(w, json_pack("{s:s, s:s, s:I, s:f}", "t", MSG_STEP,
+		    "job", w->job.name, "step", (json_int_t)r->step,
+		    "loss", r->loss));
+	if (clock_mono() - w->last_metrics < 1.0) {
+		w->last_report = *r;
+		w->report_unsent = true;
+		return;
+	}
+	worker_send_step(w, r);
+}
+
+void
+worker_flush_metrics(struct worker *w)
+{
+	if (w->report_unsent)
+		worker_send_step(w, &w->last_report);
 }
 
 void

@@ -46,6 +46,8 @@ struct worker {
 	int		 trace_steps;
 	struct comm	*comm;
 	double		 last_metrics;
+	struct step_report last_report;	/* the newest step's */
+	bool		 report_unsent;	/* it has not gone out */
 };
 
 /* Send a frame to the agent (takes msg); either thread may. */
@@ -55,6 +57,9 @@ json_t	*worker_metrics(struct worker *, const struct rank_report *rr);
 
 /* The hooks (worker-hooks.c); ctx is the struct worker. */
 void	worker_on_step(void *ctx, const struct step_report *);
+/* Send the last step's metrics if they have not gone out yet, so the
+ * backend (and its Prometheus series) ends on the final step. */
+void	worker_flush_metrics(struct worker *);
 void	worker_on_autotune(void *ctx, const struct autotune_trial *, int n,
 	    int micro, int accum, double seconds);
 void	worker_on_epoch(void *ctx, const struct epoch_report *);

@@ -385,6 +385,7 @@ worker_main(int argc, char **argv)
 			worker_summary(&w, &sum);
 		goto done_comm;
 	}
+	worker_flush_metrics(&w);
 	if (w.rank == 0)
 		worker_summary(&w, &sum);
 	/* Each rank's final weights, for comparing ranks and runs; a rank

@@ -179,7 +179,8 @@ t_metric_tables(void **state)
 	assert_null(gpu_metric_name(GM_COUNT));
 	assert_string_equal(rank_metrics[RM_DATA_WAIT_MS].name, "data_wait_ms");
 	assert_int_equal(rank_metrics[RM_STEP].type, METRIC_INT);
-	assert_int_equal(rank_metrics[RM_STEP].kind, METRIC_COUNTER);
+	assert_int_equal(rank_metrics[RM_STEP].kind, METRIC_GAUGE);
+	assert_int_equal(rank_metrics[RM_BYTES_SENT_TOTAL].kind, METRIC_COUNTER);
 	assert_int_equal(rank_metrics[RM_LOSS].type, METRIC_REAL);
 }
 
