@@ -217,6 +217,7 @@ cmd_run(int argc, char **argv)
 		{ "stop-after-epochs", required_argument, NULL, 'e' },
 		{ "trace-steps", required_argument, NULL, 's' },
 		{ "inject", required_argument, NULL, 'i' },
+		{ "metrics", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -230,17 +231,20 @@ cmd_run(int argc, char **argv)
 	struct job_state	*j;
 	struct sigaction	 sa = { .sa_handler = run_on_signal };
 	const char		*cluster_file = NULL, *name = NULL;
+	const char		*metrics = NULL;
+	struct user_config	 uc;
 	char			 err[2048];
 	int			 c, attach = 0, asked = 0, rc;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "jrac:Te:s:i:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jrac:Te:s:i:M:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': ctx.json = 1; break;
 		case 'r': so.resume = true; break;
 		case 'a': attach = 1; break;
 		case 'c': cluster_file = optarg; break;
 		case 'T': bo.takeover = true; break;
+		case 'M': metrics = optarg; break;
 		case 'e':
 		case 's':
 			if (atoi(optarg) <= 0) {
@@ -279,6 +283,7 @@ cmd_run(int argc, char **argv)
 	}
 	if (spec_open_cluster(cluster_file, &cluster, stderr) != 0)
 		return 1;
+	bo.metrics = spec_config_metrics(metrics, &uc, stderr);
 	if ((b = backend_open(&bo, err, sizeof err)) == NULL) {
 		fprintf(stderr, "hunter run: %s\n", err);
 		spec_cluster_free(&cluster);
@@ -330,8 +335,9 @@ cmd_run(int argc, char **argv)
 const struct cmd_entry cmd_run_entry = {
 	.name = "run",
 	.usage = "[--json] [--cluster FILE] [--resume] [--takeover] "
-	    "[--stop-after-epochs N] [--trace-steps N] [--inject KIND=VALUE[@RANK]] "
-	    "JOB.yaml\n       hunter run --attach [--json] [JOB-NAME]",
+	    "[--metrics ADDR:PORT] [--stop-after-epochs N] [--trace-steps N] "
+	    "[--inject KIND=VALUE[@RANK]] JOB.yaml\n       hunter run --attach [--json] [--metrics ADDR:PORT] "
+	    "[JOB-NAME]",
 	.summary = "run a job on the cluster without the console; progress lines or JSON lines on stdout",
 	.exec = cmd_run,
 };

@@ -32,6 +32,7 @@ static const struct cmd_entry *cmd_table[] = {
 	&cmd_bench_entry,
 	&cmd_agent_entry,
 	&cmd_ctl_entry,
+	&cmd_report_entry,
 	&cmd_worker_entry,
 };
 #define N_CMDS (sizeof cmd_table / sizeof cmd_table[0])
@@ -62,7 +63,7 @@ static void
 print_help(FILE *f)
 {
 	fprintf(f, "usage: hunter [--cluster FILE] [--theme NAME] [--takeover] "
-	    "[JOB.yaml...]\n       hunter COMMAND [ARGS]\n\n"
+	    "[--metrics ADDR:PORT] [JOB.yaml...]\n       hunter COMMAND [ARGS]\n\n"
 	    "hunter trains data-parallel models on a cluster and lets an\n"
 	    "operator watch and steer them.\n\n"
 	    "  hunter [JOB.yaml...]\n"
@@ -71,7 +72,9 @@ print_help(FILE *f)
 	    "           re-attaches to the running one.  q detaches and leaves\n"
 	    "           the jobs running; ? lists the keys.  --theme NAME picks\n"
 	    "           a theme (themes/*.yaml; or theme: NAME in\n"
-	    "           ~/.config/hunter/config.yaml); NO_COLOR is honoured.\n\n"
+	    "           ~/.config/hunter/config.yaml); NO_COLOR is honoured.\n"
+	    "           --metrics ADDR:PORT serves Prometheus metrics there\n"
+	    "           (or metrics: {listen: ADDR:PORT} in config.yaml).\n\n"
 	    "Commands:\n\n");
 	for (size_t i = 0; i < N_CMDS; i++)
 		fprintf(f, "  hunter %-8s %s\n           %s\n", cmd_table[i]->name,

@@ -1,8 +1,9 @@
 /*
  * console-open.c: `hunter [JOB.yaml...]`, the console's entry.  It reads
- * the options and ~/.config/hunter/config.yaml, picks the theme (a bad
- * one is reported on screen and the default used), opens the backend on
- * the cluster, submits each job file given (or, with none, re-attaches
+ * the options and ~/.config/hunter/config.yaml (theme, metrics), picks
+ * the theme (a bad one is reported on screen and the default used),
+ * opens the backend on the cluster (with its Prometheus endpoint when
+ * asked for), submits each job file given (or, with none, re-attaches
  * to the journal's running job), starts the backend's thread and runs
  * the loop.  On the way out it closes the backend: agents and workers
  * keep running, and the next `hunter` finds them.
@@ -23,6 +24,7 @@ static const struct option console_opts[] = {
 	{ "cluster", required_argument, NULL, 'c' },
 	{ "theme", required_argument, NULL, 't' },
 	{ "takeover", no_argument, NULL, 'T' },
+	{ "metrics", required_argument, NULL, 'M' },
 	{ "simulate", required_argument, NULL, 'S' },	/* hidden: the bench's */
 	{ NULL, 0, NULL, 0 }
 };
@@ -41,43 +43,14 @@ console_option(const char *arg)
 	return false;
 }
 
-/* The theme named in $XDG_CONFIG_HOME/hunter/config.yaml (or
- * ~/.config/...), into name; problems are said on the console. */
+/* ~/.config/hunter/config.yaml (backend/spec/spec-config.c) into uc;
+ * its problems are said on the console. */
 static void
-console_config(struct console *c, char *name, size_t len)
+console_config(struct console *c, struct user_config *uc)
 {
-	char		 path[1024];
-	const char	*xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
 	struct spec_errors errs = { 0 };
-	struct ydoc_node *top;
-	const struct ydoc_node *v;
-	char		 buf[16384];
-	size_t		 n;
-	FILE		*f;
-	bool		 ok;
 
-	if (xdg != NULL && *xdg != '\0')
-		snprintf(path, sizeof path, "%s/hunter/config.yaml", xdg);
-	else if (home != NULL)
-		snprintf(path, sizeof path, "%s/.config/hunter/config.yaml", home);
-	else
-		return;
-	if ((f = fopen(path, "r")) == NULL)
-		return;
-	n = fread(buf, 1, sizeof buf, f);
-	fclose(f);
-	if ((top = ydoc_parse(path, buf, n, &errs, &ok)) != NULL) {
-		for (size_t i = 0; i + 1 < top->n; i += 2) {
-			if (strcmp(top->kids[i]->str, "theme") != 0)
-				spec_error_add(&errs, path, top->kids[i]->line,
-				    top->kids[i]->col, "unknown key '%.40s' "
-				    "(known: theme)", top->kids[i]->str);
-		}
-		if ((v = ydoc_get(top, "theme", NULL)) != NULL &&
-		    v->kind == YDOC_SCALAR)
-			snprintf(name, len, "%s", v->str);
-		ydoc_free(top);
-	}
+	spec_load_config(uc, &errs);
 	for (size_t i = 0; i < errs.n; i++)
 		console_say(c, EL_EVENT_ERROR, "%s:%d:%d: %s", errs.v[i].file,
 		    errs.v[i].line, errs.v[i].col, errs.v[i].msg);
@@ -115,11 +88,13 @@ console_set_theme(struct console *c, const char *name, bool apply)
 }
 
 static void
-console_pick_theme(struct console *c, const char *opt)
+console_pick_theme(struct console *c, const char *opt,
+    const struct user_config *uc)
 {
 	char	 name[SPEC_PATH_MAX] = "default";
 
-	console_config(c, name, sizeof name);
+	if (uc->theme[0] != '\0')
+		snprintf(name, sizeof name, "%s", uc->theme);
 	if (opt != NULL)
 		snprintf(name, sizeof name, "%s", opt);
 	c->nthemes = theme_list(c->themes, THEME_MAX);
@@ -172,9 +147,10 @@ console_jobs(struct console *c, char **files, int n)
 
 static struct backend *
 console_backend(struct console *c, const char *cluster_file, bool takeover,
-    int simulate, struct cluster_spec *cl)
+    const char *metrics, int simulate, struct cluster_spec *cl)
 {
 	struct backend_opts bo = { .cluster = cl, .takeover = takeover,
+	    .metrics = metrics,
 	    .obs = { .ctx = &c->feed, .on_frame = feed_on_frame } };
 	struct backend	*b;
 	char		 err[2048];
@@ -198,7 +174,8 @@ console_main(int argc, char **argv)
 {
 	struct cluster_spec cl = { 0 };
 	struct console	*c;
-	const char	*cluster_file = NULL, *theme = NULL;
+	const char	*cluster_file = NULL, *theme = NULL, *metrics = NULL;
+	struct user_config uc;
 	bool		 takeover = false;
 	int		 opt, simulate = 0, running = 0, rc;
 
@@ -208,10 +185,12 @@ console_main(int argc, char **argv)
 		case 'c': cluster_file = optarg; break;
 		case 't': theme = optarg; break;
 		case 'T': takeover = true; break;
+		case 'M': metrics = optarg; break;
 		case 'S': simulate = atoi(optarg); break;
 		default:
 			fprintf(stderr, "usage: hunter [--cluster FILE] [--theme "
-			    "NAME] [--takeover] [JOB.yaml...]\n");
+			    "NAME] [--takeover] [--metrics ADDR:PORT] "
+			    "[JOB.yaml...]\n");
 			return 2;
 		}
 	}
@@ -228,9 +207,12 @@ console_main(int argc, char **argv)
 	for (int i = 0; i < SCR_COUNT; i++)
 		c->sort_col[i] = -1;
 	c->log_rank = -1;
-	console_pick_theme(c, theme);
-	if ((c->b = console_backend(c, cluster_file, takeover, simulate,
-	    &cl)) == NULL) {
+	console_config(c, &uc);
+	console_pick_theme(c, theme, &uc);
+	if (metrics == NULL && uc.metrics_listen[0] != '\0')
+		metrics = uc.metrics_listen;
+	if ((c->b = console_backend(c, cluster_file, takeover, metrics,
+	    simulate, &cl)) == NULL) {
 		feed_free(&c->feed);
 		free(c);
 		return 1;

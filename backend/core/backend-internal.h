@@ -8,7 +8,10 @@
 #include <limits.h>
 #include <pthread.h>
 
+#include "backend/proto/proto.h"
 #include "backend/core/backend.h"
+
+struct metrics_http;
 
 #define MAX_CONSOLE_PEERS	16
 #define BACKEND_EVENTS_MAX	500
@@ -49,6 +52,8 @@ struct backend {
 	int		 wake[2];	/* a byte here wakes poll() */
 	json_t		*queue;		/* posted commands, guarded by qmu */
 	pthread_mutex_t	 qmu;
+
+	struct metrics_http *metrics;	/* the Prometheus endpoint, or NULL */
 };
 
 /* backend.c */
@@ -99,6 +104,21 @@ int	backend_migrate(struct backend *, struct job_state *, const json_t *cmd);
 /* backend-detect.c: the detectors (backend/sched/detect.h) over each
  * live job, and their decisions applied; once a second. */
 void	detect_tick(struct backend *, double now);
+
+/* backend-series.c: the job's counters and saved series, from each
+ * frame of the job before the state model takes it (valid: proto_kind
+ * said k). */
+void	backend_series_frame(struct backend *, struct job_state *, int rank,
+	    enum proto_kind k, const json_t *msg);
+/* Open j's saved series: fresh for a new run, else appended to. */
+void	backend_series_open(struct backend *, struct job_state *, bool fresh);
+void	backend_series_close(struct job_state *);
+
+/* backend-prom.c: the loop's turn for the exporters: a rendering when a
+ * scrape asks for one, and the saved series of jobs that are over
+ * closed.  backend_prom_publish renders now (the last, at close). */
+void	backend_export_tick(struct backend *);
+void	backend_prom_publish(struct backend *);
 
 /* backend-poll.c */
 int	backend_poll_locked(struct backend *, int timeout_ms);

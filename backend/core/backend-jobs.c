@@ -322,6 +322,7 @@ void
 backend_launch_job(struct backend *b, struct job_state *j)
 {
 	job_fresh_checkpoints(b, j);
+	backend_series_open(b, j, !j->opts.resume);
 	backend_journal_job(b, j);
 	backend_event(b, j->name, "placed", -1, NULL, "%d ranks on %s",
 	    j->world, placement_text(b, j));

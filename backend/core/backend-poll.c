@@ -118,6 +118,9 @@ backend_node_metrics(struct node_view *nv, const json_t *m)
 	char		 err[1];
 
 	node_sample_read(m, s, err, sizeof err);	/* checked by proto_kind */
+	nv->ngpus = gpu_samples_read(json_object_get(m, "gpus"), nv->gpus,
+	    NODE_GPUS_MAX);
+	nv->sampled = clock_mono();
 	series_push(&nv->cpu, node_sample_valid(s, NM_CPU_UTIL) ?
 	    (float)s->v[NM_CPU_UTIL] : -1);
 	series_push(&nv->mem, node_sample_valid(s, NM_MEM_USED) ?
@@ -225,6 +228,7 @@ backend_agent_frame(struct backend *b, struct fleet_node *fn, json_t *msg)
 	}
 	if ((j = backend_frame_job(b, msg, &r)) == NULL)
 		return;			/* another or an older job's */
+	backend_series_frame(b, j, r, k, msg);
 	switch (k) {
 	case PK_METRICS:
 		if (r >= 0)
@@ -405,6 +409,7 @@ backend_poll_locked(struct backend *b, int timeout_ms)
 		detect_tick(b, clock_mono());
 		b->next_detect = clock_mono() + 1.0;
 	}
+	backend_export_tick(b);
 	rc = b->detach ? -1 : 0;
 	b->in_loop = false;
 	pthread_mutex_unlock(&b->mu);

@@ -43,6 +43,7 @@ backend_restart(struct backend *b, struct job_state *j, const int *node_of,
 	j->restart.node_of = xcalloc((size_t)j->world, sizeof(int));
 	memcpy(j->restart.node_of, node_of, sizeof(int) * (size_t)j->world);
 	snprintf(j->restart.kind, sizeof j->restart.kind, "%s", kind);
+	j->total.failovers += strcmp(kind, "failover") == 0;
 	va_start(ap, fmt);
 	vsnprintf(j->restart.reason, sizeof j->restart.reason, fmt, ap);
 	va_end(ap);

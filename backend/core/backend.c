@@ -24,6 +24,7 @@
 #include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
 #include "backend/core/backend-internal.h"
+#include "backend/core/metrics-http.h"
 
 void
 backend_emit(struct backend *b, const json_t *msg)
@@ -156,6 +157,9 @@ backend_open(const struct backend_opts *o, char *err, size_t errlen)
 	snprintf(path, sizeof path, "%s/journal.jsonl", b->dir);
 	if ((b->journal = journal_open(path, err, errlen)) == NULL)
 		goto fail;
+	if (o->metrics != NULL && (b->metrics = metrics_http_open(o->metrics,
+	    b->wake[1], err, errlen)) == NULL)
+		goto fail;
 	snprintf(path, sizeof path, "%s/console.sock", b->dir);
 	unlink(path);	/* we hold the lock: any socket there is stale */
 	if ((b->console_fd = net_listen_unix(path, err, errlen)) < 0)
@@ -172,6 +176,9 @@ backend_open(const struct backend_opts *o, char *err, size_t errlen)
 	for (int i = 0; i < b->fleet.n; i++)
 		b->nodes[i].spec = b->fleet.nodes[i].spec;
 	fleet_connect(&b->fleet, backend_report_node, b);
+	if (b->metrics != NULL)
+		backend_event(b, NULL, "metrics", -1, NULL, "Prometheus metrics "
+		    "on %s", metrics_http_url(b->metrics));
 	return b;
 fail:
 	backend_close(b);
@@ -194,6 +201,15 @@ backend_close(struct backend *b)
 		}
 		pthread_join(b->thread, NULL);
 	}
+	if (b->metrics != NULL) {
+		bool	 over = b->njobs > 0;
+
+		for (int i = 0; i < b->njobs; i++)
+			over &= b->jobs[i].done;
+		/* The final values, for a scraper to take before we go. */
+		backend_prom_publish(b);
+		metrics_http_close(b->metrics, over);
+	}
 	for (int i = 0; i < b->npeers; i++) {
 		close(b->peers[i].fd);
 		proto_reader_free(&b->peers[i].rd);
@@ -210,6 +226,7 @@ backend_close(struct backend *b)
 		free(b->jobs[i].ranks);
 		json_decref(b->jobs[i].summary);
 		json_decref(b->jobs[i].epochs);
+		backend_series_close(&b->jobs[i]);
 	}
 	free(b->jobs);
 	free(b->nodes);

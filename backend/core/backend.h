@@ -23,12 +23,17 @@
 
 enum rank_status { RANK_PENDING, RANK_RUNNING, RANK_EXITED, RANK_FAILED };
 
+#define NODE_GPUS_MAX	16	/* what an agent's frame lists at most */
+
 struct node_view {
 	const struct node_spec *spec;
 	bool		 up;		/* its agent said hello on a live link */
 	struct node_sample last;	/* the newest sample, validity bits */
 	struct series	 cpu, mem, net_rx, net_tx;
 	char		 build[128];	/* its hunter build id */
+	struct gpu_sample gpus[NODE_GPUS_MAX];	/* the newest, validity bits */
+	int		 ngpus;
+	double		 sampled;	/* CLOCK_MONOTONIC of the newest sample */
 };
 
 struct rank_state {
@@ -95,6 +100,12 @@ struct job_state {
 	} restart;
 	double		 grace_until;	/* detectors wait after a launch */
 	double		 fail_since;	/* a rank failed; its failover is due */
+	struct {			/* counted since the submit or attach */
+		long	 failovers, checkpoints;
+		long long bytes_sent, bytes_dense;	/* every rank's */
+		bool	 bytes_known;	/* a rank has reported them */
+	} total;
+	struct job_series *series;	/* its saved series (backend-series.c) */
 };
 
 struct backend_observer {
@@ -109,6 +120,9 @@ struct backend_opts {
 	const struct cluster_spec *cluster;
 	bool			 takeover;
 	struct backend_observer	 obs;
+	/* ADDR:PORT of the Prometheus endpoint (hunter(1), METRICS), or
+	 * NULL for none.  A port in use or a bad address fails the open. */
+	const char		*metrics;
 };
 
 struct backend;
@@ -150,6 +164,9 @@ int		 backend_nnodes(struct backend *);
 struct node_view *backend_node_at(struct backend *, int i);
 /* The newest events (an array of event frames, oldest first). */
 const json_t	*backend_events(struct backend *);
+/* The Prometheus exposition of the state now (hunter(1), METRICS):
+ * malloc'd text, its length in *len. */
+char		*backend_metrics_text(struct backend *, size_t *len);
 /* Ask every rank of job to checkpoint and stop at the same step. */
 void		 backend_stop_job(struct backend *, const char *job);
 struct job_state *backend_job(struct backend *, const char *name);

@@ -165,6 +165,20 @@ int	spec_open_cluster(const char *file, struct cluster_spec *, FILE *out);
  * "nodes" key) rather than a job file; used by hunter validate. */
 bool	spec_is_cluster_file(const char *path);
 
+/* The user's config.yaml (hunter(1), FILES): what the front ends take
+ * from it; "" where it says nothing. */
+struct user_config {
+	char	path[SPEC_PATH_MAX];		/* the file looked for */
+	char	theme[SPEC_PATH_MAX];		/* theme: NAME */
+	char	metrics_listen[128];		/* metrics: {listen: ADDR:PORT} */
+};
+/* Read it; a missing file is no error, problems go to errs. */
+void	spec_load_config(struct user_config *, struct spec_errors *);
+/* The Prometheus endpoint's address: opt when given, else the config's
+ * metrics.listen (its problems printed to out), else NULL for none. */
+const char *spec_config_metrics(const char *opt, struct user_config *,
+	    FILE *out);
+
 /* Unit parsers, shared with themes and the config file.  Return 0 or -1. */
 int	spec_parse_size(const char *s, uint64_t *bytes);	/* 2GiB, 64MiB, 512k, 1000 */
 int	spec_parse_duration(const char *s, double *seconds);	/* 60s, 10m, 1h, 500ms */

@@ -1,0 +1,452 @@
+/*
+ * backend-prom.c: the state model as the Prometheus text exposition,
+ * format 0.0.4 (hunter(1), METRICS): node and GPU series from their
+ * tables, rank series from RANK_METRICS (backend/proto/metrics.h), so a
+ * new row there is a new series here, and the job series of job_rows
+ * below.  An unknown value is left out, never written as 0.  Rendered by
+ * the loop under the backend's lock when a scrape asks for it; the
+ * server (metrics-http.c) serves the text.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/clock.h"
+#include "backend/core/backend-internal.h"
+#include "backend/core/metrics-http.h"
+
+/* A node not heard from for five of its 1 Hz samples is down. */
+#define NODE_STALE_S	5.0
+
+struct family {
+	char		 name[128];
+	const char	*type, *help;
+	bool		 head;		/* HELP and TYPE written */
+};
+
+static void
+family(struct family *fm, const char *prefix, const char *name,
+    enum metric_kind kind, const char *help)
+{
+	snprintf(fm->name, sizeof fm->name, "%s%s", prefix, name);
+	fm->type = kind == METRIC_COUNTER ? "counter" : "gauge";
+	fm->help = help;
+	fm->head = false;
+}
+
+/* A label value as the format quotes it. */
+static void
+prom_quote(FILE *f, const char *s)
+{
+	for (; *s != '\0'; s++) {
+		if (*s == '\\' || *s == '"')
+			fprintf(f, "\\%c", *s);
+		else if (*s == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+static void
+prom_head(FILE *f, struct family *fm)
+{
+	if (fm->head)
+		return;
+	fm->head = true;
+	fprintf(f, "# HELP %s ", fm->name);
+	for (const char *s = fm->help; *s != '\0'; s++) {
+		if (*s == '\\' || *s == '\n')
+			fputs(*s == '\\' ? "\\\\" : "\\n", f);
+		else
+			fputc(*s, f);
+	}
+	fprintf(f, "\n# TYPE %s %s\n", fm->name, fm->type);
+}
+
+static void
+prom_sample(FILE *f, struct family *fm, const char *labels, double v)
+{
+	prom_head(f, fm);
+	fprintf(f, "%s{%s} %.15g\n", fm->name, labels, v);
+}
+
+/* The value of row fd at base in its unit for Prometheus. */
+static double
+prom_value(const struct metric_field *fd, const void *base, size_t at)
+{
+	double	 d;
+	long	 l;
+
+	if (fd->type == METRIC_INT) {
+		memcpy(&l, (const char *)base + at, sizeof l);
+		return (double)l * fd->scale;
+	}
+	memcpy(&d, (const char *)base + at, sizeof d);
+	return d * fd->scale;
+}
+
+/* n labels into buf: keys[i]="vals[i]", the values quoted. */
+static void
+prom_labels(char *buf, size_t len, int n, const char *const *keys,
+    const char *const *vals)
+{
+	FILE	*f = fmemopen(buf, len, "w");
+
+	if (f == NULL) {
+		buf[0] = '\0';
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		fprintf(f, "%s%s=\"", i ? "," : "", keys[i]);
+		prom_quote(f, vals[i]);
+		fputc('"', f);
+	}
+	fclose(f);
+}
+
+static bool
+node_heard(const struct node_view *nv, double now)
+{
+	return nv->up && nv->sampled > 0 && now - nv->sampled < NODE_STALE_S;
+}
+
+static void
+prom_node_labels(const struct node_view *nv, char *buf, size_t len)
+{
+	const char *k[] = { "node", "rack" };
+	const char *v[] = { nv->spec->name, nv->spec->rack };
+
+	prom_labels(buf, len, 2, k, v);
+}
+
+static void
+prom_nodes(FILE *f, struct backend *b, double now)
+{
+	struct family	 fm;
+	char		 lab[512], gl[600];
+
+	family(&fm, "hunter_node_", "up", METRIC_GAUGE, "1 while the node's "
+	    "agent is connected and heard from in the last 5 s");
+	for (int n = 0; n < b->fleet.n; n++) {
+		prom_node_labels(&b->nodes[n], lab, sizeof lab);
+		prom_sample(f, &fm, lab, node_heard(&b->nodes[n], now));
+	}
+	for (int i = 0; i < NM_COUNT; i++) {
+		const struct metric_field *fd = &node_metrics[i];
+
+		if (fd->prom == NULL)
+			continue;
+		family(&fm, "hunter_node_", fd->prom, fd->kind, fd->help);
+		for (int n = 0; n < b->fleet.n; n++) {
+			const struct node_view *nv = &b->nodes[n];
+
+			if (!node_heard(nv, now) || !node_sample_valid(&nv->last, i))
+				continue;
+			prom_node_labels(nv, lab, sizeof lab);
+			prom_sample(f, &fm, lab, prom_value(fd, &nv->last, fd->at));
+		}
+	}
+	family(&fm, "hunter_gpu_", "info", METRIC_GAUGE,
+	    "1 for each GPU a node's agent sees, with its name");
+	for (int n = 0; n < b->fleet.n; n++) {
+		const struct node_view *nv = &b->nodes[n];
+
+		for (int g = 0; node_heard(nv, now) && g < nv->ngpus; g++) {
+			char	 idx[16];
+			const char *k[] = { "node", "rack", "gpu", "name" };
+			const char *v[] = { nv->spec->name, nv->spec->rack, idx,
+			    nv->gpus[g].name };
+
+			snprintf(idx, sizeof idx, "%d", nv->gpus[g].index);
+			prom_labels(gl, sizeof gl, nv->gpus[g].name[0] ? 4 : 3,
+			    k, v);
+			prom_sample(f, &fm, gl, 1);
+		}
+	}
+	for (int i = 0; i < GM_COUNT; i++) {
+		const struct metric_field *fd = &gpu_metrics[i];
+
+		if (fd->prom == NULL)
+			continue;
+		family(&fm, "hunter_gpu_", fd->prom, fd->kind, fd->help);
+		for (int n = 0; n < b->fleet.n; n++) {
+			const struct node_view *nv = &b->nodes[n];
+
+			for (int g = 0; node_heard(nv, now) && g < nv->ngpus;
+			    g++) {
+				char	 idx[16];
+				const char *k[] = { "node", "rack", "gpu" };
+				const char *v[] = { nv->spec->name,
+				    nv->spec->rack, idx };
+
+				if (!gpu_sample_valid(&nv->gpus[g], i))
+					continue;
+				snprintf(idx, sizeof idx, "%d", nv->gpus[g].index);
+				prom_labels(gl, sizeof gl, 3, k, v);
+				prom_sample(f, &fm, gl, prom_value(fd,
+				    &nv->gpus[g], fd->at));
+			}
+		}
+	}
+}
+
+/* The job series: a getter says whether the value is known. */
+struct job_row {
+	const char	*name, *help;
+	enum metric_kind kind;
+	bool		(*get)(const struct job_state *, double *);
+};
+
+static bool
+job_paused(const struct job_state *j, double *v)
+{
+	*v = j->paused;
+	return !j->done;
+}
+
+static bool
+job_generation(const struct job_state *j, double *v)
+{
+	*v = j->generation;
+	return true;
+}
+
+static bool
+job_ranks(const struct job_state *j, double *v)
+{
+	*v = j->world;
+	return true;
+}
+
+static bool
+job_failovers(const struct job_state *j, double *v)
+{
+	*v = (double)j->total.failovers;
+	return true;
+}
+
+static bool
+job_checkpoints(const struct job_state *j, double *v)
+{
+	*v = (double)j->total.checkpoints;
+	return true;
+}
+
+static bool
+job_reformations(const struct job_state *j, double *v)
+{
+	*v = j->restarts;
+	return true;
+}
+
+static bool
+job_sent(const struct job_state *j, double *v)
+{
+	*v = (double)j->total.bytes_sent;
+	return j->total.bytes_known;
+}
+
+static bool
+job_dense(const struct job_state *j, double *v)
+{
+	*v = (double)j->total.bytes_dense;
+	return j->total.bytes_known;
+}
+
+static const struct job_row job_rows[] = {
+	{ "paused", "1 while the job is paused", METRIC_GAUGE, job_paused },
+	{ "generation", "re-formations so far: the generation running",
+	  METRIC_GAUGE, job_generation },
+	{ "ranks", "the job's world size", METRIC_GAUGE, job_ranks },
+	{ "failovers_total", "ranks that died and were moved",
+	  METRIC_COUNTER, job_failovers },
+	{ "checkpoints_total", "checkpoints written", METRIC_COUNTER,
+	  job_checkpoints },
+	{ "reformations_total", "failovers, migrations and restarts",
+	  METRIC_COUNTER, job_reformations },
+	{ "sent_bytes_total", "gradient bytes every rank sent",
+	  METRIC_COUNTER, job_sent },
+	{ "dense_bytes_total", "the same exchanges uncompressed",
+	  METRIC_COUNTER, job_dense },
+};
+
+static const char *const job_states[] = { "queued", "running", "finished",
+	"stopped", "failed" };
+
+/* The newest job of each name, unless it is only history the journal
+ * replayed (over before this backend opened). */
+static bool
+job_exported(struct backend *b, const struct job_state *j)
+{
+	if (backend_job(b, j->name) != j)
+		return false;
+	return !j->done || j->started > 0 || j->summary != NULL;
+}
+
+static void
+prom_jobs(FILE *f, struct backend *b)
+{
+	struct family	 fm;
+	char		 lab[256], sl[320];
+	double		 v;
+
+	family(&fm, "hunter_job_", "state", METRIC_GAUGE, "1 for the state "
+	    "the job is in, 0 for the others");
+	for (int i = 0; i < b->njobs; i++) {
+		const struct job_state *j = &b->jobs[i];
+
+		if (!job_exported(b, j))
+			continue;
+		for (size_t s = 0; s < sizeof job_states / sizeof *job_states;
+		    s++) {
+			const char *k[] = { "job", "state" };
+			const char *val[] = { j->name, job_states[s] };
+
+			prom_labels(sl, sizeof sl, 2, k, val);
+			prom_sample(f, &fm, sl, strcmp(j->state,
+			    job_states[s]) == 0);
+		}
+	}
+	for (size_t r = 0; r < sizeof job_rows / sizeof *job_rows; r++) {
+		family(&fm, "hunter_job_", job_rows[r].name, job_rows[r].kind,
+		    job_rows[r].help);
+		for (int i = 0; i < b->njobs; i++) {
+			const struct job_state *j = &b->jobs[i];
+			const char *k[] = { "job" };
+
+			if (!job_exported(b, j) || !job_rows[r].get(j, &v))
+				continue;
+			prom_labels(lab, sizeof lab, 1, k, &(const char *){
+			    j->name });
+			prom_sample(f, &fm, lab, v);
+		}
+	}
+}
+
+/* Where each rank metric lives in struct rank_state. */
+#define RANK_AT(id, field, ...) [RM_##id] = offsetof(struct rank_state, field),
+static const size_t rank_at[RM_COUNT] = { RANK_METRICS(RANK_AT) };
+#undef RANK_AT
+
+static void
+prom_rank_labels(struct backend *b, const struct job_state *j, int r,
+    char *buf, size_t len)
+{
+	char		 rank[16];
+	const char	*k[] = { "job", "rank", "node" };
+	const char	*v[] = { j->name, rank,
+	    b->nodes[j->ranks[r].node].spec->name };
+
+	snprintf(rank, sizeof rank, "%d", r);
+	prom_labels(buf, len, 3, k, v);
+}
+
+static bool
+rank_up(struct backend *b, const struct rank_state *rs, double now)
+{
+	return rs->status == RANK_RUNNING && node_heard(&b->nodes[rs->node],
+	    now);
+}
+
+/*
+ * A running rank is up while its node is heard from; its series go with
+ * its node and come back with it.  A rank that has exited keeps its last
+ * values (the job's outcome) until the job is replaced or relaunched.
+ */
+static void
+prom_ranks(FILE *f, struct backend *b, double now)
+{
+	struct family	 fm, fp;
+	char		 lab[512];
+
+	family(&fm, "hunter_rank_", "up", METRIC_GAUGE, "1 while the rank "
+	    "runs and its node is heard from");
+	family(&fp, "hunter_rank_", "paused", METRIC_GAUGE, "1 while the "
+	    "rank holds at a step boundary (its values stay those of its "
+	    "last step)");
+	/* Family by family: each one's samples stay together. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < b->njobs; i++) {
+			const struct job_state *j = &b->jobs[i];
+
+			for (int r = 0; job_exported(b, j) && r < j->world;
+			    r++) {
+				const struct rank_state *rs = &j->ranks[r];
+				bool up = rank_up(b, rs, now);
+
+				if (rs->status == RANK_PENDING || (pass && !up))
+					continue;
+				prom_rank_labels(b, j, r, lab, sizeof lab);
+				if (pass == 0)
+					prom_sample(f, &fm, lab, up);
+				else
+					prom_sample(f, &fp, lab, rs->paused ||
+					    j->paused);
+			}
+		}
+	}
+	for (int m = 0; m < RM_COUNT; m++) {
+		const struct metric_field *fd = &rank_metrics[m];
+
+		if (fd->prom == NULL)
+			continue;
+		family(&fm, "hunter_rank_", fd->prom, fd->kind, fd->help);
+		for (int i = 0; i < b->njobs; i++) {
+			const struct job_state *j = &b->jobs[i];
+
+			for (int r = 0; job_exported(b, j) && r < j->world;
+			    r++) {
+				const struct rank_state *rs = &j->ranks[r];
+
+				if (!((rs->known >> m) & 1) ||
+				    rs->status == RANK_PENDING ||
+				    (rs->status == RANK_RUNNING &&
+				    !node_heard(&b->nodes[rs->node], now)))
+					continue;
+				prom_rank_labels(b, j, r, lab, sizeof lab);
+				prom_sample(f, &fm, lab,
+				    prom_value(fd, rs, rank_at[m]));
+			}
+		}
+	}
+}
+
+char *
+backend_metrics_text(struct backend *b, size_t *len)
+{
+	char	*text = NULL;
+	FILE	*f = open_memstream(&text, len);
+	double	 now = clock_mono();
+
+	if (f == NULL)
+		abort();
+	prom_nodes(f, b, now);
+	prom_jobs(f, b);
+	prom_ranks(f, b, now);
+	fclose(f);
+	return text;
+}
+
+void
+backend_prom_publish(struct backend *b)
+{
+	size_t	 len;
+	char	*text;
+
+	if (b->metrics == NULL)
+		return;
+	text = backend_metrics_text(b, &len);
+	metrics_http_publish(b->metrics, text, len);
+}
+
+void
+backend_export_tick(struct backend *b)
+{
+	if (b->metrics != NULL && metrics_http_wanted(b->metrics))
+		backend_prom_publish(b);
+	for (int i = 0; i < b->njobs; i++) {
+		if (b->jobs[i].done && b->jobs[i].series != NULL)
+			backend_series_close(&b->jobs[i]);
+	}
+}

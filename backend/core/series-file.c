@@ -1,0 +1,196 @@
+/*
+ * series-file.c: a job's saved series on disk (series-file.h): appended
+ * without fsync (a crash loses the last lines, which the reader skips),
+ * thinned in place when it outgrows its bound.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "lib/statedir.h"
+#include "lib/xmalloc.h"
+#include "backend/core/series-file.h"
+
+struct job_series {
+	int		 fd;
+	char		*path;
+	off_t		 size;
+	off_t		 limit;		/* thinned past this */
+	int		 stride;	/* every stride-th metrics frame is kept */
+	long		*seen;		/* metrics frames per rank */
+	int		 nseen;
+};
+
+void
+series_file_path(const char *dir, const char *job, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/series/%s.jsonl", dir, job);
+}
+
+static double
+wall_now(void)
+{
+	struct timeval	 tv;
+
+	gettimeofday(&tv, NULL);
+	return tv.tv_sec + tv.tv_usec * 1e-6;
+}
+
+static void
+series_write(struct job_series *s, const json_t *obj)
+{
+	char	*line = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	size_t	 len = strlen(line);
+
+	line = xrealloc(line, len + 2);
+	line[len++] = '\n';
+	/* One write() a line: O_APPEND keeps lines whole. */
+	if (write(s->fd, line, len) == (ssize_t)len)
+		s->size += (off_t)len;
+	free(line);
+}
+
+struct job_series *
+series_file_open(const char *dir, const char *job, long long run, bool fresh,
+    char *err, size_t errlen)
+{
+	struct job_series *s;
+	char		 path[4096], sub[4096];
+	struct stat	 st;
+	json_t		*h;
+	int		 fd;
+
+	snprintf(sub, sizeof sub, "%s/series", dir);
+	series_file_path(dir, job, path, sizeof path);
+	if (mkdir_p(sub, 0700) != 0 || (fd = open(path, O_WRONLY | O_CREAT |
+	    O_APPEND | O_CLOEXEC | (fresh ? O_TRUNC : 0), 0600)) < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	s = xcalloc(1, sizeof *s);
+	s->fd = fd;
+	s->path = xstrdup(path);
+	s->stride = 1;
+	s->size = fstat(fd, &st) == 0 ? st.st_size : 0;
+	s->limit = SERIES_FILE_MAX;
+	if (s->size == 0) {
+		h = json_pack("{s:s, s:s, s:I, s:f, s:i}", "t", "series", "job",
+		    job, "run", (json_int_t)run, "ts", wall_now(), "format", 1);
+		series_write(s, h);
+		json_decref(h);
+	}
+	return s;
+}
+
+/* The rank of a metrics line as series_file_append writes it
+ * ({"t":"metrics","rank":R,...}); -1 for any other line. */
+static int
+line_rank(const char *line)
+{
+	static const char pre[] = "{\"t\":\"metrics\",\"rank\":";
+
+	if (strncmp(line, pre, sizeof pre - 1) != 0)
+		return -1;
+	return atoi(line + sizeof pre - 1);
+}
+
+/* Keep every other metrics line of each rank; the rest stays. */
+static void
+series_thin(struct job_series *s)
+{
+	char		 tmp[4200], *line = NULL;
+	size_t		 cap = 0;
+	ssize_t		 n;
+	long		*kept;
+	FILE		*in, *out;
+	int		 r, fd;
+
+	/* Set first, so a pass that fails is not retried at each line. */
+	s->stride *= 2;
+	s->limit *= 2;
+	snprintf(tmp, sizeof tmp, "%s.thin", s->path);
+	if ((in = fopen(s->path, "r")) == NULL)
+		return;
+	if ((out = fopen(tmp, "w")) == NULL) {
+		fclose(in);
+		return;
+	}
+	kept = xcalloc((size_t)s->nseen + 1, sizeof *kept);
+	while ((n = getline(&line, &cap, in)) > 0) {
+		if (line[n - 1] != '\n')
+			break;			/* a line cut short */
+		r = line_rank(line);
+		if (r >= 0 && r < s->nseen && kept[r]++ % 2 != 0)
+			continue;
+		fwrite(line, 1, (size_t)n, out);
+	}
+	free(kept);
+	free(line);
+	fclose(in);
+	if (fclose(out) != 0 || rename(tmp, s->path) != 0 ||
+	    (fd = open(s->path, O_WRONLY | O_APPEND | O_CLOEXEC)) < 0) {
+		unlink(tmp);
+		return;
+	}
+	close(s->fd);
+	s->fd = fd;
+	s->size = lseek(fd, 0, SEEK_END);
+	/* What is not metrics (epochs, the summary) is not thinned: should
+	 * it be most of the file, the next pass waits for it to double. */
+	s->limit = s->size * 2 > SERIES_FILE_MAX ? s->size * 2 :
+	    SERIES_FILE_MAX;
+}
+
+void
+series_file_append(struct job_series *s, const json_t *frame)
+{
+	const char	*t = json_string_value(json_object_get(frame, "t"));
+	json_t		*o, *r = json_object_get(frame, "rank");
+	int		 rank;
+
+	if (s == NULL || t == NULL)
+		return;
+	o = json_pack("{s:s}", "t", t);
+	if (strcmp(t, "metrics") == 0) {
+		rank = (int)json_integer_value(r);
+		if (rank < 0 || rank >= 65536)
+			goto out;
+		if (rank >= s->nseen) {
+			s->seen = xreallocarray(s->seen, (size_t)rank + 1,
+			    sizeof *s->seen);
+			memset(s->seen + s->nseen, 0, sizeof *s->seen *
+			    (size_t)(rank + 1 - s->nseen));
+			s->nseen = rank + 1;
+		}
+		if (s->seen[rank]++ % s->stride != 0)
+			goto out;
+	}
+	if (r != NULL)
+		json_object_set(o, "rank", r);
+	json_object_update_missing(o, (json_t *)frame);
+	json_object_del(o, "job");
+	json_object_del(o, "scope");
+	json_object_del(o, "run");
+	json_object_set_new(o, "ts", json_real(wall_now()));
+	series_write(s, o);
+	if (s->size > s->limit)
+		series_thin(s);
+out:
+	json_decref(o);
+}
+
+void
+series_file_close(struct job_series *s)
+{
+	if (s == NULL)
+		return;
+	close(s->fd);
+	free(s->path);
+	free(s->seen);
+	free(s);
+}
