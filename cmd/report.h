@@ -1,0 +1,100 @@
+/*
+ * report.h: the parts of `hunter report`: what cmd-report.c reads (the
+ * saved series and the journal) into struct report, the page made of it
+ * (report-page.c), and the charts it draws as inline SVG (report-svg.c),
+ * written straight into the page, so the file needs nothing else to be
+ * read: no script, no font, no network.
+ */
+#ifndef HUNTER_REPORT_H
+#define HUNTER_REPORT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "backend/proto/metrics.h"
+
+/* The columns kept of each rank's metrics frames, by table row (the
+ * order of the C_ names), and the wall clock they came at. */
+#define NCOLS	9
+extern const enum rank_metric report_cols[NCOLS];
+enum { C_STEP, C_LOSS, C_SPS, C_STEP_MS, C_COMPUTE, C_COMM, C_WAIT, C_SENT,
+	C_DENSE, C_TS, C_ALL };
+
+struct rank_data {
+	double		*v[C_ALL];	/* NAN where a frame did not say */
+	int		 n, cap;
+};
+
+/* What the report is made of (cmd-report.c reads it). */
+struct report {
+	const char	*job;
+	double		 t0, t1;	/* the series' start; the job's end */
+	bool		 ended;
+	json_t		*header, *summary, *autotune, *epochs, *events, *jobs;
+	char		 end_state[32];
+	struct rank_data *ranks;
+	int		 nranks;
+	const char	*series_path, *state_dir;
+};
+
+/* The page (report-page.c). */
+void	report_page(FILE *, const struct report *);
+
+/* One line of a chart; a step back in x (a resume after a re-formation)
+ * starts a new segment. */
+struct chart_line {
+	const char	*name;
+	const double	*x, *y;
+	int		 n;
+	bool		 dashed;
+};
+
+/* A vertical marker at x: an event, by kind. */
+struct chart_mark {
+	double		 x;
+	const char	*kind;
+	const char	*label;
+};
+
+struct chart {
+	const char	*title, *xlabel, *ylabel;
+	const struct chart_line *lines;
+	int		 nlines;
+	const struct chart_mark *marks;
+	int		 nmarks;
+	bool		 logy;		/* a log scale: bytes dense and sent */
+};
+
+/* A bar of a bar chart; a bar that is not ok is drawn as refused. */
+struct chart_bar {
+	char		 label[32];
+	double		 v;
+	bool		 ok;
+	char		 note[64];
+};
+
+/* An event of the timeline. */
+struct tl_event {
+	double		 t;		/* wall clock seconds */
+	const char	*kind, *node, *reason;
+	int		 rank;		/* -1: the job's or a node's */
+};
+
+/* Text with &, <, >, " and ' as entities. */
+void	html_text(FILE *, const char *);
+void	svg_line_chart(FILE *, const struct chart *);
+void	svg_bar_chart(FILE *, const char *title, const char *ylabel,
+	    const struct chart_bar *, int n);
+/* Stacked horizontal bars: n rows of k parts (row-major), named. */
+void	svg_stack_chart(FILE *, const char *title, const char *unit,
+	    const char *const *rows, int n, const char *const *parts, int k,
+	    const double *v);
+void	svg_timeline(FILE *, const struct tl_event *, int n, double t0,
+	    double t1);
+/* The colour of series i, and of an event kind. */
+const char *report_colour(int i);
+const char *report_kind_colour(const char *kind);
+
+#endif
