@@ -54,7 +54,8 @@ rank_push(struct report *rp, int r, const json_t *m)
 			    sizeof(double));
 	}
 	for (int c = 0; c < NCOLS; c++) {
-		json_t	*v = json_object_get(m, rank_metrics[report_cols[c]].name);
+		json_t	*v = json_object_get(m,
+		    rank_metrics[report_cols[c]].name);
 
 		rd->v[c][rd->n] = json_is_number(v) ? json_number_value(v) : NAN;
 	}
@@ -115,7 +116,8 @@ journal_rec(void *ctx, json_t *rec)
 		break;
 	case PK_EVENT:
 		if (strcmp(job, rp->job) == 0 || (*job == '\0' && kind != NULL &&
-		    (strcmp(kind, "failover") == 0 || strcmp(kind, "refused") == 0)))
+		    (strcmp(kind, "failover") == 0 ||
+		    strcmp(kind, "refused") == 0)))
 			json_array_append(rp->events, rec);
 		break;
 	default:
@@ -140,7 +142,8 @@ read_journal(const char *dir, struct report *rp)
 	}
 	for (int k = top; k >= 0; k--) {
 		if (k > 0)
-			snprintf(path, sizeof path, "%s/journal.jsonl.%d", dir, k);
+			snprintf(path, sizeof path, "%s/journal.jsonl.%d", dir,
+			    k);
 		else
 			snprintf(path, sizeof path, "%s/journal.jsonl", dir);
 		if (journal_replay(path, journal_rec, rp, &bad, err,
@@ -187,7 +190,8 @@ cmd_report(int argc, char **argv)
 		switch (c) {
 		case 'o': output = optarg; break;
 		case 'h':
-			printf("usage: hunter report %s\n", cmd_report_entry.usage);
+			printf("usage: hunter report %s\n",
+			    cmd_report_entry.usage);
 			return 0;
 		default:
 			return cmd_usage(&cmd_report_entry);
@@ -198,7 +202,8 @@ cmd_report(int argc, char **argv)
 	rp.job = argv[optind];
 	if (strchr(rp.job, '/') != NULL || rp.job[0] == '.' ||
 	    rp.job[0] == '\0') {
-		fprintf(stderr, "hunter report: '%s' is not a job name\n", rp.job);
+		fprintf(stderr, "hunter report: '%s' is not a job name\n",
+		    rp.job);
 		return 2;
 	}
 	if (statedir_path(dir, sizeof dir) != 0) {

@@ -14,6 +14,7 @@
 #include <curses.h>
 #include <jansson.h>
 #include <libssh/libssh.h>
+#include <microhttpd.h>
 #include <yaml.h>
 #include <zlib.h>
 
@@ -56,6 +57,7 @@ print_version(void)
 	printf("  %-9s %s\n", "zlib", zlibVersion());
 	printf("  %-9s %s\n", "openblas", openblas_get_config());
 	printf("  %-9s %s\n", "gloo", HUNTER_GLOO_VERSION);
+	printf("  %-9s %s\n", "microhttpd", MHD_get_version());
 	printf("  %-9s %s\n", "libc", gnu_get_libc_version());
 }
 

@@ -43,6 +43,21 @@ str(const json_t *o, const char *k)
 	return s != NULL ? s : "";
 }
 
+/* 409600 as "400 KiB". */
+static void
+bytes_text(double v, char *buf, size_t len)
+{
+	static const char *const units[] = { "bytes", "KiB", "MiB", "GiB",
+		"TiB" };
+	int	 u = 0;
+
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", v, units[u]);
+}
+
 static void
 wall_text(double t, char *buf, size_t len)
 {
@@ -134,11 +149,15 @@ page_head(FILE *f, const struct report *rp)
 		row(f, "test accuracy", "%.4f", num(s, "test_acc"));
 		row(f, "throughput", "%.0f samples/s, data wait %.1f%%",
 		    num(s, "samples_per_s"), num(s, "data_wait_pct"));
-		if (num(s, "bytes_sent") > 0)
-			row(f, "bytes sent", "%.0f for %.0f dense: compression "
-			    "%.2fx (the last generation's)", num(s, "bytes_sent"),
-			    num(s, "bytes_dense"), num(s, "bytes_dense") /
-			    num(s, "bytes_sent"));
+		if (num(s, "bytes_sent") > 0) {
+			char	 sent[32], dense[32];
+
+			bytes_text(num(s, "bytes_sent"), sent, sizeof sent);
+			bytes_text(num(s, "bytes_dense"), dense, sizeof dense);
+			row(f, "bytes sent", "%s for %s dense: compression "
+			    "%.2fx (the last generation's)", sent, dense,
+			    num(s, "bytes_dense") / num(s, "bytes_sent"));
+		}
 		row(f, "batch", "micro %d x accum %d", (int)num(s,
 		    "micro_batch"), (int)num(s, "accum"));
 		if (*str(s, "checkpoint") != '\0')
@@ -247,6 +266,7 @@ page_autotune(FILE *f, const struct report *rp)
 {
 	const json_t	*a = rp->autotune, *t;
 	struct chart_bar *b;
+	char		 budget[32], peak[32];
 	size_t		 i, n;
 
 	fputs("<h2>Autotune</h2>\n", f);
@@ -256,24 +276,27 @@ page_autotune(FILE *f, const struct report *rp)
 		return;
 	}
 	n = json_array_size(json_object_get(a, "trials"));
+	bytes_text(num(a, "budget"), budget, sizeof budget);
 	fprintf(f, "<p>Micro-batch %d x accumulation %d chosen in %.2f s, "
-	    "within a budget of %.0f MiB a rank, after %zu trials.</p>\n",
+	    "within a budget of %s a rank, after %zu trials.</p>\n",
 	    (int)num(a, "micro_batch"), (int)num(a, "accum"), num(a, "seconds"),
-	    num(a, "budget") / (1 << 20), n);
+	    budget, n);
 	b = xcalloc(n + 1, sizeof *b);
 	fputs("<table class=\"autotune\"><tr><th>size</th><th>fits</th>"
 	    "<th>peak</th><th>samples/s</th><th>steps</th></tr>\n", f);
 	json_array_foreach(json_object_get(a, "trials"), i, t) {
 		bool	 fit = json_is_true(json_object_get(t, "fit"));
 
-		snprintf(b[i].label, sizeof b[i].label, "%d", (int)num(t, "size"));
+		snprintf(b[i].label, sizeof b[i].label, "%d",
+		    (int)num(t, "size"));
 		b[i].v = fit ? num(t, "samples_per_s") : 0;
 		b[i].ok = fit;
 		snprintf(b[i].note, sizeof b[i].note, "%s: %.0f samples/s",
 		    fit ? "fits" : "over budget", num(t, "samples_per_s"));
-		fprintf(f, "<tr><td>%d</td><td>%s</td><td>%.1f MiB</td>"
+		bytes_text(num(t, "peak_bytes"), peak, sizeof peak);
+		fprintf(f, "<tr><td>%d</td><td>%s</td><td>%s</td>"
 		    "<td>%.0f</td><td>%.0f</td></tr>\n", (int)num(t, "size"),
-		    fit ? "yes" : "no", num(t, "peak_bytes") / (1 << 20),
+		    fit ? "yes" : "no", peak,
 		    num(t, "samples_per_s"), num(t, "steps"));
 	}
 	fputs("</table>\n", f);
@@ -343,9 +366,15 @@ report_page(FILE *f, const struct report *rp)
 	char		 now[64];
 
 	json_array_foreach(rp->events, i, e) {
-		if (marked(str(e, "kind")))
-			marks[k++] = (struct chart_mark){ step_at(rp,
-			    num(e, "ts")), str(e, "kind"), str(e, "kind") };
+		double	 x = step_at(rp, num(e, "ts"));
+		bool	 dup = false;
+
+		for (size_t m = 0; m < k; m++)
+			dup |= marks[m].x == x && strcmp(marks[m].kind,
+			    str(e, "kind")) == 0;
+		if (marked(str(e, "kind")) && !dup)	/* one a rank, once */
+			marks[k++] = (struct chart_mark){ x, str(e, "kind"),
+			    str(e, "kind") };
 	}
 	wall_text((double)time(NULL), now, sizeof now);
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

@@ -129,7 +129,8 @@ svg_axes(FILE *f, const struct axes *a, const char *xlabel,
 	fprintf(f, "<rect class=\"plot\" x=\"%d\" y=\"%d\" width=\"%d\" "
 	    "height=\"%d\"/>\n", ML, MT, W - ML - MR, H - MT - MB);
 	s = nice_step(a->x1 - a->x0);
-	for (double x = ceil(a->x0 / s) * s; x <= a->x1 + s * 1e-9; x += s) {
+	for (double x = ceil(a->x0 / s) * s; xlabel != NULL &&
+	    x <= a->x1 + s * 1e-9; x += s) {
 		axis_number(x, num, sizeof num);
 		fprintf(f, "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" "
 		    "y1=\"%d\" y2=\"%d\"/><text class=\"tick\" x=\"%.1f\" "
@@ -150,7 +151,7 @@ svg_axes(FILE *f, const struct axes *a, const char *xlabel,
 	}
 	fprintf(f, "<text class=\"lbl\" x=\"%d\" y=\"%d\" "
 	    "text-anchor=\"middle\">", (ML + W - MR) / 2, H - 6);
-	html_text(f, xlabel);
+	html_text(f, xlabel != NULL ? xlabel : "");
 	fprintf(f, "</text><text class=\"lbl\" transform=\"translate(14,%d) "
 	    "rotate(-90)\" text-anchor=\"middle\">", (MT + H - MB) / 2);
 	html_text(f, ylabel);
@@ -162,7 +163,8 @@ static void
 svg_polylines(FILE *f, const struct axes *a, const struct chart_line *l,
     int idx)
 {
-	int	 every = l->n > MAX_POINTS ? (l->n + MAX_POINTS - 1) / MAX_POINTS : 1;
+	int	 every = l->n > MAX_POINTS ?
+	    (l->n + MAX_POINTS - 1) / MAX_POINTS : 1;
 	int	 open = 0;
 
 	for (int i = 0; i < l->n; i++) {
@@ -180,8 +182,8 @@ svg_polylines(FILE *f, const struct axes *a, const struct chart_line *l,
 			fprintf(f, "<polyline class=\"series\" data-name=\"");
 			html_text(f, l->name);
 			fprintf(f, "\" fill=\"none\" stroke=\"%s\" "
-			    "stroke-width=\"1.5\"%s points=\"", report_colour(idx),
-			    l->dashed ? " stroke-dasharray=\"5,3\"" : "");
+			    "stroke-width=\"1.5\"%s points=\"",
+			    report_colour(idx), l->dashed ? " stroke-dasharray=\"5,3\"" : "");
 			open = 1;
 		}
 		fprintf(f, "%.1f,%.1f ", px(a, l->x[i]), py(a, l->y[i]));
@@ -193,7 +195,8 @@ svg_polylines(FILE *f, const struct axes *a, const struct chart_line *l,
 void
 svg_line_chart(FILE *f, const struct chart *c)
 {
-	struct axes	 a = { INFINITY, -INFINITY, INFINITY, -INFINITY, c->logy };
+	struct axes	 a = { INFINITY, -INFINITY, INFINITY, -INFINITY,
+	    c->logy };
 	int		 points = 0;
 
 	for (int i = 0; i < c->nlines; i++) {
@@ -228,12 +231,12 @@ svg_line_chart(FILE *f, const struct chart *c)
 
 		if (x < a.x0 || x > a.x1)
 			continue;
-		fprintf(f, "<g class=\"mark ev-%s\"><line x1=\"%.1f\" x2=\"%.1f\" "
-		    "y1=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-dasharray=\"2,3\"/>"
+		fprintf(f, "<g class=\"mark ev-%s\"><line x1=\"%.1f\" "
+		    "x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-dasharray=\"2,3\"/>"
 		    "<text class=\"marklbl\" x=\"%.1f\" y=\"%d\" fill=\"%s\">",
 		    c->marks[i].kind, px(&a, x), px(&a, x), MT, H - MB,
 		    report_kind_colour(c->marks[i].kind), px(&a, x) + 3,
-		    MT + 10 + 10 * (i % 3), report_kind_colour(c->marks[i].kind));
+		    MT + 10 + 10 * (i % 6), report_kind_colour(c->marks[i].kind));
 		html_text(f, c->marks[i].label);
 		fputs("</text></g>\n", f);
 	}
@@ -267,7 +270,7 @@ svg_bar_chart(FILE *f, const char *title, const char *ylabel,
 	}
 	a.y1 *= 1.1;
 	slot = (double)(W - ML - MR) / n;
-	svg_axes(f, &(struct axes){ 0, n, 0, a.y1, false }, "", ylabel);
+	svg_axes(f, &(struct axes){ 0, n, 0, a.y1, false }, NULL, ylabel);
 	for (int i = 0; i < n; i++) {
 		double	 x = ML + slot * i + slot * 0.15, y = py(&a, b[i].v);
 
@@ -357,7 +360,7 @@ void
 svg_timeline(FILE *f, const struct tl_event *ev, int n, double t0, double t1)
 {
 	static const char *const names[] = { "life", "control",
-		"re-formation", "failures" };
+		"re-form", "failures" };
 	struct axes	 a = { 0, t1 - t0 > 0 ? t1 - t0 : 1, 0, 1, false };
 	int		 h = MT + 4 * 36 + 30;
 

@@ -141,10 +141,12 @@ prom_nodes(FILE *f, struct backend *b, double now)
 		for (int n = 0; n < b->fleet.n; n++) {
 			const struct node_view *nv = &b->nodes[n];
 
-			if (!node_heard(nv, now) || !node_sample_valid(&nv->last, i))
+			if (!node_heard(nv, now) ||
+			    !node_sample_valid(&nv->last, i))
 				continue;
 			prom_node_labels(nv, lab, sizeof lab);
-			prom_sample(f, &fm, lab, prom_value(fd, &nv->last, fd->at));
+			prom_sample(f, &fm, lab, prom_value(fd, &nv->last,
+			    fd->at));
 		}
 	}
 	family(&fm, "hunter_gpu_", "info", METRIC_GAUGE,
@@ -182,7 +184,8 @@ prom_nodes(FILE *f, struct backend *b, double now)
 
 				if (!gpu_sample_valid(&nv->gpus[g], i))
 					continue;
-				snprintf(idx, sizeof idx, "%d", nv->gpus[g].index);
+				snprintf(idx, sizeof idx, "%d",
+				    nv->gpus[g].index);
 				prom_labels(gl, sizeof gl, 3, k, v);
 				prom_sample(f, &fm, gl, prom_value(fd,
 				    &nv->gpus[g], fd->at));
@@ -191,85 +194,49 @@ prom_nodes(FILE *f, struct backend *b, double now)
 	}
 }
 
-/* The job series: a getter says whether the value is known. */
-struct job_row {
+/* The job series, beside its state. */
+enum job_row { JR_PAUSED, JR_GENERATION, JR_RANKS, JR_FAILOVERS,
+	JR_CHECKPOINTS, JR_REFORMATIONS, JR_SENT, JR_DENSE, JR_COUNT };
+
+static const struct {
 	const char	*name, *help;
 	enum metric_kind kind;
-	bool		(*get)(const struct job_state *, double *);
+} job_rows[JR_COUNT] = {
+	[JR_PAUSED] = { "paused", "1 while the job is paused", METRIC_GAUGE },
+	[JR_GENERATION] = { "generation", "re-formations so far: the "
+	    "generation running", METRIC_GAUGE },
+	[JR_RANKS] = { "ranks", "the job's world size", METRIC_GAUGE },
+	[JR_FAILOVERS] = { "failovers_total", "ranks that died and were "
+	    "moved", METRIC_COUNTER },
+	[JR_CHECKPOINTS] = { "checkpoints_total", "checkpoints written",
+	    METRIC_COUNTER },
+	[JR_REFORMATIONS] = { "reformations_total", "failovers, migrations "
+	    "and restarts", METRIC_COUNTER },
+	[JR_SENT] = { "sent_bytes_total", "gradient bytes every rank sent",
+	    METRIC_COUNTER },
+	[JR_DENSE] = { "dense_bytes_total", "the same exchanges uncompressed",
+	    METRIC_COUNTER },
 };
 
+/* Row r of job j into *v; whether it is known. */
 static bool
-job_paused(const struct job_state *j, double *v)
+job_value(const struct job_state *j, enum job_row r, double *v)
 {
-	*v = j->paused;
-	return !j->done;
-}
-
-static bool
-job_generation(const struct job_state *j, double *v)
-{
-	*v = j->generation;
+	switch (r) {
+	case JR_PAUSED: *v = j->paused; return !j->done;
+	case JR_GENERATION: *v = j->generation; break;
+	case JR_RANKS: *v = j->world; break;
+	case JR_FAILOVERS: *v = (double)j->total.failovers; break;
+	case JR_CHECKPOINTS: *v = (double)j->total.checkpoints; break;
+	case JR_REFORMATIONS: *v = j->restarts; break;
+	case JR_SENT: *v = (double)j->total.bytes_sent;
+		return j->total.bytes_known;
+	case JR_DENSE: *v = (double)j->total.bytes_dense;
+		return j->total.bytes_known;
+	default: return false;
+	}
 	return true;
 }
-
-static bool
-job_ranks(const struct job_state *j, double *v)
-{
-	*v = j->world;
-	return true;
-}
-
-static bool
-job_failovers(const struct job_state *j, double *v)
-{
-	*v = (double)j->total.failovers;
-	return true;
-}
-
-static bool
-job_checkpoints(const struct job_state *j, double *v)
-{
-	*v = (double)j->total.checkpoints;
-	return true;
-}
-
-static bool
-job_reformations(const struct job_state *j, double *v)
-{
-	*v = j->restarts;
-	return true;
-}
-
-static bool
-job_sent(const struct job_state *j, double *v)
-{
-	*v = (double)j->total.bytes_sent;
-	return j->total.bytes_known;
-}
-
-static bool
-job_dense(const struct job_state *j, double *v)
-{
-	*v = (double)j->total.bytes_dense;
-	return j->total.bytes_known;
-}
-
-static const struct job_row job_rows[] = {
-	{ "paused", "1 while the job is paused", METRIC_GAUGE, job_paused },
-	{ "generation", "re-formations so far: the generation running",
-	  METRIC_GAUGE, job_generation },
-	{ "ranks", "the job's world size", METRIC_GAUGE, job_ranks },
-	{ "failovers_total", "ranks that died and were moved",
-	  METRIC_COUNTER, job_failovers },
-	{ "checkpoints_total", "checkpoints written", METRIC_COUNTER,
-	  job_checkpoints },
-	{ "reformations_total", "failovers, migrations and restarts",
-	  METRIC_COUNTER, job_reformations },
-	{ "sent_bytes_total", "gradient bytes every rank sent",
-	  METRIC_COUNTER, job_sent },
-	{ "dense_bytes_total", "the same exchanges uncompressed",
-	  METRIC_COUNTER, job_dense },
-};
 
 static const char *const job_states[] = { "queued", "running", "finished",
 	"stopped", "failed" };
@@ -308,14 +275,14 @@ prom_jobs(FILE *f, struct backend *b)
 			    job_states[s]) == 0);
 		}
 	}
-	for (size_t r = 0; r < sizeof job_rows / sizeof *job_rows; r++) {
+	for (int r = 0; r < JR_COUNT; r++) {
 		family(&fm, "hunter_job_", job_rows[r].name, job_rows[r].kind,
 		    job_rows[r].help);
 		for (int i = 0; i < b->njobs; i++) {
 			const struct job_state *j = &b->jobs[i];
 			const char *k[] = { "job" };
 
-			if (!job_exported(b, j) || !job_rows[r].get(j, &v))
+			if (!job_exported(b, j) || !job_value(j, r, &v))
 				continue;
 			prom_labels(lab, sizeof lab, 1, k, &(const char *){
 			    j->name });

@@ -57,7 +57,8 @@ checkpoint_written(const json_t *ev)
 	const char	*why = json_string_value(json_object_get(ev, "reason"));
 
 	return kind != NULL && why != NULL && strcmp(kind, "checkpoint") == 0 &&
-	    (strncmp(why, "step ", 5) == 0 || strncmp(why, "saved step ", 11) == 0);
+	    (strncmp(why, "step ", 5) == 0 ||
+	    strncmp(why, "saved step ", 11) == 0);
 }
 
 void

@@ -180,10 +180,13 @@ metrics_http_open(const char *addr, int wake_fd, char *err, size_t errlen)
 	    mh_request, m,
 	    MHD_OPTION_EXTERNAL_LOGGER, mh_log, NULL,
 	    MHD_OPTION_LISTEN_SOCKET, fd,
-	    /* Prometheus holds one connection a server; a few dozen is
-	     * plenty, and a storm beyond them is refused, not queued. */
-	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
-	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
+	    /* Prometheus holds one connection a server.  Past 32 from one
+	     * address a connection is closed as it comes (at the overall
+	     * limit it would wait in the backlog); an idle one goes after
+	     * 5 s, between the scrapes of a 15 s interval. */
+	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
+	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)32,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)5,
 	    MHD_OPTION_END);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (m->d == NULL) {

@@ -21,7 +21,7 @@ struct job_series {
 	char		*path;
 	off_t		 size;
 	off_t		 limit;		/* thinned past this */
-	int		 stride;	/* every stride-th metrics frame is kept */
+	int		 stride;	/* a rank's every stride-th frame kept */
 	long		*seen;		/* metrics frames per rank */
 	int		 nseen;
 };

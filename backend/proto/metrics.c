@@ -217,7 +217,8 @@ gpu_samples_read(const json_t *a, struct gpu_sample *gs, int max)
 		memset(&gs[n], 0, sizeof gs[n]);
 		gs[n].index = json_is_integer(json_object_get(o, "index")) ?
 		    (int)json_integer_value(json_object_get(o, "index")) : n;
-		if ((name = json_string_value(json_object_get(o, "name"))) != NULL)
+		name = json_string_value(json_object_get(o, "name"));
+		if (name != NULL)
 			snprintf(gs[n].name, sizeof gs[n].name, "%s", name);
 		if (metrics_read(gpu_metrics, GM_COUNT, NULL, o, &gs[n],
 		    &gs[n].valid, err, sizeof err) != 0)

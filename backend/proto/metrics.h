@@ -43,7 +43,7 @@ struct metric_field {
 	const char	*unit;		/* "bytes", "ms", ...; "" for none */
 	const char	*help;		/* one line, for the exporters */
 	size_t		 at;		/* offset of the value in its sample */
-	const char	*prom;		/* the Prometheus name; NULL: not exported */
+	const char	*prom;		/* Prometheus' name; NULL: not exported */
 	double		 scale;		/* value * scale is in prom's unit */
 };
 

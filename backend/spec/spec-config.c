@@ -60,8 +60,8 @@ spec_load_config(struct user_config *uc, struct spec_errors *errs)
 	if (xdg != NULL && *xdg != '\0')
 		snprintf(uc->path, sizeof uc->path, "%s/hunter/config.yaml", xdg);
 	else if (home != NULL)
-		snprintf(uc->path, sizeof uc->path, "%s/.config/hunter/config.yaml",
-		    home);
+		snprintf(uc->path, sizeof uc->path,
+		    "%s/.config/hunter/config.yaml", home);
 	else
 		return;
 	if ((f = fopen(uc->path, "r")) == NULL)

@@ -6,6 +6,8 @@ set -eu
 PY=${PYTHON:-/usr/bin/python3}
 T=$(mktemp -d /tmp/hunter-test.XXXXXX)
 export HUNTER_STATE_DIR="$T/state"
+# No user config.yaml: its metrics.listen would open a port in every test.
+export XDG_CONFIG_HOME="$T/config"
 cleanup_hooks=""
 # Agents outlive the commands that start them: stop them by their pid
 # files, so no daemon holds the test runner's output open.

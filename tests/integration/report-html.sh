@@ -13,13 +13,13 @@ KEEP=${KEEP:-${BUILDDIR:-$T}/tests/report-html}
 mkdir -p "$KEEP"
 mkdata "$T/data" 4000 64
 small_job "$T/j.yaml" repjob "$T/data"
-sed -i 's/ranks: 1/ranks: 2/; s/epochs: 2/epochs: 12/; s/micro: 32/micro: 16/; s/every_steps: 0/every_steps: 100/' "$T/j.yaml"
+sed -i "s/ranks: 1/ranks: 2, memory_per_rank: 400KiB/; s/epochs: 2/epochs: 16/; s/global: 32, micro: 32/global: 64, micro: auto/; s/every_steps: 0/every_steps: 100/" "$T/j.yaml"
 
 wait_for() {	# FILE PATTERN: until PATTERN shows in FILE, 30 s at most
 	for i in $(seq 300); do grep -q "$2" "$1" && return 0; sleep 0.1; done
 	tail -n 5 "$1"; fail "no '$2' in $1"
 }
-"$HUNTER" run --json --inject slow-data=4 --inject crash-at=150@1 \
+"$HUNTER" run --json --inject slow-data=8 --inject crash-at=150@1 \
 	"$T/j.yaml" > "$T/out" 2>&1 &
 run=$!
 cleanup_hooks="kill -9 $run 2>/dev/null || true"
@@ -35,7 +35,8 @@ wait_for "$T/out" '"kind":"migrated".*generation 2'
 wait $run || fail "the run exited $?"
 [ "$(jget "$T/out" summary state)" = finished ] || fail "not finished"
 
-(cd "$T" && "$HUNTER" report repjob) || fail "hunter report"
+(cd "$T" && "$HUNTER" report repjob) > "$T/report.out" || fail "hunter report"
+cat "$T/report.out"
 page="$T/repjob-report.html"
 [ -s "$page" ] || fail "no page"
 # Self-contained: nothing fetched (the SVG namespace is a name, not a load).
@@ -96,4 +97,16 @@ for kind, why in (("paused", "holding at the step boundary"),
     print("%s: %s" % (kind, e[0][:120] if e else None))
     assert e and any(why in t for t in e), (kind, e)
 PYEOF
+# A rotated journal (journal.jsonl.1 older than journal.jsonl) tells the
+# same story.
+j="$HUNTER_STATE_DIR/journal.jsonl"
+n=$(wc -l < "$j")
+head -n $((n / 2)) "$j" > "$j.1"
+tail -n +$((n / 2 + 1)) "$j" > "$j.new"
+mv "$j.new" "$j"
+(cd "$T" && "$HUNTER" report -o rotated.html repjob) > "$T/rot.out" || fail "report over a rotated journal"
+grep -q "$(grep -o '[0-9]* events' "$T/report.out")" "$T/rot.out" ||
+	fail "the rotated journal lost events: $(cat "$T/report.out" "$T/rot.out")"
+"$HUNTER" report nosuchjob > "$T/none" 2>&1 && fail "a report of no job"
+grep -q "no saved series of job nosuchjob" "$T/none" || { cat "$T/none"; fail "no clear error"; }
 pass "report with $(grep -c '<polyline' "$page") polylines; screenshot $KEEP/repjob-report.png"
