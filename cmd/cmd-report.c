@@ -88,8 +88,9 @@ series_rec(void *ctx, json_t *rec)
 	}
 }
 
-/* The journal's records of this run: its job's, and the nodes' link
- * failovers, from the series' start to the job's end. */
+/* The journal's records of this run, from the series' start: its job's
+ * (a --resume after its end goes on with the story), and the nodes'
+ * link failovers while it ran. */
 static void
 journal_rec(void *ctx, json_t *rec)
 {
@@ -98,13 +99,16 @@ journal_rec(void *ctx, json_t *rec)
 	const char	*kind = json_string_value(json_object_get(rec, "kind"));
 	double		 ts = json_number_value(json_object_get(rec, "ts"));
 
-	/* A second of slack: the header is written after the job record. */
-	if (rp->ended || ts < rp->t0 - 1 || job == NULL)
+	/* A second of slack for the events just before the series opened
+	 * (checkpoints of a previous run moved aside). */
+	if (ts < rp->t0 - 1 || job == NULL)
 		return;
 	switch (proto_kind(rec, NULL, 0)) {
 	case PK_JOB:
-		if (strcmp(job, rp->job) == 0)
+		if (strcmp(job, rp->job) == 0) {
 			json_array_append(rp->jobs, rec);
+			rp->ended = false;
+		}
 		break;
 	case PK_JOB_END:
 		if (strcmp(job, rp->job) != 0)
@@ -115,7 +119,8 @@ journal_rec(void *ctx, json_t *rec)
 		rp->t1 = ts;
 		break;
 	case PK_EVENT:
-		if (strcmp(job, rp->job) == 0 || (*job == '\0' && kind != NULL &&
+		if (strcmp(job, rp->job) == 0 || (*job == '\0' && !rp->ended &&
+		    kind != NULL &&
 		    (strcmp(kind, "failover") == 0 ||
 		    strcmp(kind, "refused") == 0)))
 			json_array_append(rp->events, rec);
