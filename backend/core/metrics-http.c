@@ -21,6 +21,7 @@
 
 #define FRESH_S		0.1	/* a rendering this young is served as is */
 #define WAIT_S		0.5	/* for the loop; then the newest one goes */
+#define LINGER_MIN_S	3.0
 #define LINGER_MAX_S	10.0
 #define CONTENT_TYPE	"text/plain; version=0.0.4; charset=utf-8"
 
@@ -246,7 +247,11 @@ metrics_http_close(struct metrics_http *m, bool linger)
 	pthread_cond_broadcast(&m->cv);
 	if (linger && m->text != NULL && m->last_scrape > 0 &&
 	    now - m->last_scrape < LINGER_MAX_S) {
+		/* Two intervals, and 3 s at least: a loaded machine delays
+		 * a scraper's turn. */
 		until = m->last_scrape + 2 * (m->gap > 0 ? m->gap : 1) + 0.5;
+		if (until < now + LINGER_MIN_S)
+			until = now + LINGER_MIN_S;
 		if (until > now + LINGER_MAX_S)
 			until = now + LINGER_MAX_S;
 		mh_timespec(until, &ts);

@@ -44,8 +44,10 @@ worker_metrics(struct worker *w, const struct rank_report *rr)
 	return m;
 }
 
+/* The step's metrics; late (the flush after the loop) the memory is no
+ * longer the step's, so it is left unknown. */
 static void
-worker_send_step(struct worker *w, const struct step_report *r)
+worker_send_step(struct worker *w, const struct step_report *r, bool late)
 {
 	struct rank_report	 rr;
 
@@ -72,6 +74,8 @@ worker_send_step(struct worker *w, const struct step_report *r)
 		rr.valid &= ~RM_BIT(SAMPLES_PER_S);
 	if (r->noise_scale < 0)
 		rr.valid &= ~RM_BIT(NOISE_SCALE);
+	if (late)
+		rr.valid &= ~RM_BIT(RSS);
 	if (r->sent_total > 0) {	/* nothing is exchanged on one rank */
 		rr.compression_ratio = (double)r->dense_total /
 		    (double)r->sent_total;
@@ -94,14 +98,14 @@ worker_on_step(void *ctx, const struct step_report *r)
 		w->report_unsent = true;
 		return;
 	}
-	worker_send_step(w, r);
+	worker_send_step(w, r, false);
 }
 
 void
 worker_flush_metrics(struct worker *w)
 {
 	if (w->report_unsent)
-		worker_send_step(w, &w->last_report);
+		worker_send_step(w, &w->last_report, true);
 }
 
 void
