@@ -28,6 +28,7 @@
 #include "lib/xmalloc.h"
 #include "backend/spec/spec.h"
 #include "backend/fleet/fleet.h"
+#include "tui/sanitize.h"
 #include "cmd/cmd.h"
 
 /* Seconds to wait for every hello, after the connects. */
@@ -45,11 +46,17 @@ struct check_ctx {
 	char		**errs;		/* per node, NULL when fine */
 };
 
+/* A node's first error, sanitized: it may quote what the remote side
+ * said (its stderr, an error frame's reason). */
 static void
 check_set_err(struct check_ctx *c, int i, const char *err)
 {
-	if (c->errs[i] == NULL)
-		c->errs[i] = xstrdup(err);
+	char	clean[1024];
+
+	if (c->errs[i] == NULL) {
+		sanitize(clean, sizeof clean, err);
+		c->errs[i] = xstrdup(clean);
+	}
 }
 
 static void
@@ -121,13 +128,14 @@ check_collect(struct check_ctx *c, double deadline)
 	free(pfd);
 }
 
-static const char *
-check_version(const struct fleet_node *fn, const char *key)
+/* A version from the node's hello, sanitized into cell. */
+static void
+check_version(const struct fleet_node *fn, const char *key, char *cell)
 {
 	const char *v = json_string_value(json_object_get(json_object_get(
 	    fn->hello, "versions"), key));
 
-	return !fn->up ? "-" : v != NULL ? v : "n/a";
+	sanitize(cell, 256, !fn->up ? "-" : v != NULL ? v : "n/a");
 }
 
 /* One row of cells for a node. */
@@ -152,12 +160,12 @@ check_row(const struct fleet_node *fn, char cells[NCOLS][256])
 	snprintf(cells[COL_AUTH], 256, "%s", local ? "-" : fn->stage >=
 	    FLEET_AUTHED || fn->up ? "yes" : fn->stage >= FLEET_TRUSTED ?
 	    "no" : "-");
-	snprintf(cells[COL_HUNTER], 256, "%s", check_version(fn, "hunter"));
-	snprintf(cells[COL_BUILD], 256, "%s", check_version(fn, "build"));
-	snprintf(cells[COL_GLOO], 256, "%s", check_version(fn, "gloo"));
-	snprintf(cells[COL_NCCL], 256, "%s", check_version(fn, "nccl"));
-	snprintf(cells[COL_CUDA], 256, "%s", check_version(fn, "cuda"));
-	snprintf(cells[COL_DRIVER], 256, "%s", check_version(fn, "driver"));
+	check_version(fn, "hunter", cells[COL_HUNTER]);
+	check_version(fn, "build", cells[COL_BUILD]);
+	check_version(fn, "gloo", cells[COL_GLOO]);
+	check_version(fn, "nccl", cells[COL_NCCL]);
+	check_version(fn, "cuda", cells[COL_CUDA]);
+	check_version(fn, "driver", cells[COL_DRIVER]);
 	/* The ranks running there hold slots (counted as CPU ones). */
 	json_array_foreach(json_object_get(fn->hello, "workers"), i, w)
 		busy += json_is_true(json_object_get(w, "running"));
@@ -239,7 +247,7 @@ cmd_check(int argc, char **argv)
 	struct fleet		 f;
 	struct check_ctx	 ctx = { .f = &f };
 	const char		*file = NULL;
-	char			 dir[4096], err[4096];
+	char			 dir[4096], err[4096], clean[4096];
 	json_t			*own;
 	int			 c, lock, rc = 0;
 
@@ -280,7 +288,8 @@ cmd_check(int argc, char **argv)
 	}
 	own = proto_hello("backend", NULL);
 	if (fleet_check_versions(&f, own, err, sizeof err) != 0) {
-		printf("%s\n", err);
+		sanitize(clean, sizeof clean, err);	/* quotes the hellos */
+		printf("%s\n", clean);
 		rc = 1;
 	} else if (rc == 0)
 		printf("ok: %d node%s run%s hunter %s (build %s), as this "
