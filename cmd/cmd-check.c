@@ -7,6 +7,9 @@
  * exits 1 when a node cannot be reached or when the versions differ
  * between nodes or from this console's build (fleet_check_versions).
  *
+ * It warns of a node whose addr, where the collective mesh binds, is a
+ * public address, and fails one whose addr is every interface.
+ *
  * It says hello as a backend, which would take the agents over from a
  * running console, so it takes the state directory's backend lock first
  * and refuses while a console holds it.
@@ -23,6 +26,7 @@
 #include <jansson.h>
 
 #include "lib/clock.h"
+#include "lib/ipscope.h"
 #include "lib/lock.h"
 #include "lib/statedir.h"
 #include "lib/xmalloc.h"
@@ -204,6 +208,40 @@ check_table(const struct fleet *f)
 	free(cells);
 }
 
+/*
+ * The collective mesh (Gloo's TCP) has no authentication or encryption:
+ * warn of a node whose addr is public, and fail one whose addr is every
+ * interface (the ranks would refuse to bind it).  An addr that does not
+ * resolve here may on the node: nothing is said of it.
+ */
+static int
+check_addrs(const struct fleet *f)
+{
+	enum ip_scope	 scope;
+	char		 err[512];
+	int		 rc = 0;
+
+	for (int i = 0; i < f->n; i++) {
+		const struct fleet_node *fn = &f->nodes[i];
+
+		if (ip_scope_of(fn->addr, &scope, err, sizeof err) != 0)
+			continue;
+		if (scope == IP_SCOPE_WILDCARD) {
+			printf("node %s: addr %s is every interface; the "
+			    "collective mesh is bound to one address only: set "
+			    "addr to the node's address on the training "
+			    "network\n", fn->spec->name, fn->addr);
+			rc = 1;
+		} else if (scope == IP_SCOPE_PUBLIC)
+			printf("warning: node %s: addr %s is a public address; "
+			    "the collective mesh (Gloo TCP) has no "
+			    "authentication or encryption: keep the training "
+			    "fabric on a private network or VLAN (hunter(1), "
+			    "SECURITY)\n", fn->spec->name, fn->addr);
+	}
+	return rc;
+}
+
 /* The lock keeps a running console's agents from being taken over. */
 static int
 check_lock(char *dir, size_t len)
@@ -286,6 +324,8 @@ cmd_check(int argc, char **argv)
 		}
 		free(ctx.errs[i]);
 	}
+	if (check_addrs(&f) != 0)
+		rc = 1;
 	own = proto_hello("backend", NULL);
 	if (fleet_check_versions(&f, own, err, sizeof err) != 0) {
 		sanitize(clean, sizeof clean, err);	/* quotes the hellos */
