@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "lib/clock.h"
+#include "lib/xmalloc.h"
 #include "backend/spec/spec.h"
 #include "backend/proto/proto.h"
 #include "backend/core/backend.h"
@@ -36,13 +37,20 @@ run_on_signal(int sig)
 	run_interrupts++;
 }
 
+/* One JSON line, with what a terminal would act on (C1 controls and bidi
+ * overrides, which JSON allows raw) escaped: the stream is often read on
+ * one. */
 static void
 print_json(const json_t *obj)
 {
 	char	*s = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	size_t	 size = 6 * strlen(s) + 1;
+	char	*out = xmalloc(size);
 
-	printf("%s\n", s);
+	sanitize_json(out, size, s);
+	printf("%s\n", out);
 	fflush(stdout);
+	free(out);
 	free(s);
 }
 

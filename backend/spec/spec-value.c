@@ -120,6 +120,17 @@ walk_charset(const char *s, const char *extra)
 	return true;
 }
 
+/* Whether s holds a C0 control character or DEL (what spec_quote hides). */
+static bool
+walk_has_control(const char *s)
+{
+	for (; *s != '\0'; s++) {
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	}
+	return false;
+}
+
 static void
 walk_string(struct spec_walk *w, const struct spec_field *f,
     const struct ydoc_node *v, const char *path, char *dst)
@@ -161,7 +172,7 @@ walk_string(struct spec_walk *w, const struct spec_field *f,
 		    "digits and . _ - / ~ + , @ = :", path, q);
 		return;
 	}
-	if (f->type == SF_PATH && strcmp(q, s) != 0) {
+	if (f->type == SF_PATH && walk_has_control(s)) {
 		spec_walk_error(w, v, "%s: path '%s' holds control characters",
 		    path, q);
 		return;

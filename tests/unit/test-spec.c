@@ -720,6 +720,38 @@ t_cluster_errors(void **state)
 	expect_error(2, 9, "nodes[0]: expected a mapping, got 'a'");
 }
 
+/*
+ * ssh paths up to the buffer's limit are taken as written (one of 63 bytes
+ * or more used to be called "holds control characters": it was compared
+ * with its quote, cut at 64 bytes); a control character is refused.
+ */
+static void
+t_cluster_ssh_paths(void **state)
+{
+	char	text[4 * SPEC_PATH_MAX], path[SPEC_PATH_MAX];
+	size_t	lens[] = { 62, 63, 64, 200, SPEC_PATH_MAX - 1 }, i;
+
+	for (i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+		memset(path, 'k', lens[i]);
+		memcpy(path, "/home/someone/", 14);
+		path[lens[i]] = '\0';
+		snprintf(text, sizeof text, "cluster: lab\nssh: {config: %s, "
+		    "identity: %s, known_hosts: %s}\nnodes:\n"
+		    "  - {name: a, host: h}\n", path, path, path);
+		if (parse_cluster(text) != 0)
+			spec_errors_print(stderr, &errs);
+		assert_int_equal(errs.n, 0);
+		assert_string_equal(cl.ssh.config, path);
+		assert_string_equal(cl.ssh.identity, path);
+		assert_string_equal(cl.ssh.known_hosts, path);
+	}
+	assert_int_equal(parse_cluster("cluster: lab\nssh: {known_hosts: "
+	    "\"/home/someone/kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk"
+	    "kkkkkkkk\\e[2J\"}\nnodes: [{name: a, host: h}]\n"), -1);
+	expect_error(2, 20, "holds control characters");
+	assert_int_equal(errs.n, 1);
+}
+
 int
 main(void)
 {
@@ -752,6 +784,7 @@ main(void)
 		cmocka_unit_test_teardown(t_cluster_default, reset),
 		cmocka_unit_test_teardown(t_cluster, reset),
 		cmocka_unit_test_teardown(t_cluster_errors, reset),
+		cmocka_unit_test_teardown(t_cluster_ssh_paths, reset),
 	};
 
 	return cmocka_run_group_tests(t, NULL, NULL);
