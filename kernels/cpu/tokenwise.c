@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kernels/cpu/transformer.h"
+#include "kernels/cpu/vmath-internal.h"
 
 void
 embed_forward(float *out, const int32_t *tok, const float *wte,
@@ -102,26 +103,51 @@ layernorm_backward(float *dx, float *dw, float *db, const float *dout,
 /* sqrt(2 / pi), the constant of GELU's tanh form. */
 #define GELU_K	0.7978845608028654f
 
-void
-gelu_forward(float *y, const float *x, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		float v = x[i];
+/*
+ * The loops below run in blocks of GELU_BLOCK with a fixed trip count,
+ * which GCC vectorises at -O2 (its cheapest cost model takes only loops
+ * that need no remainder), then a scalar tail.
+ */
+#define GELU_BLOCK	8
 
-		y[i] = 0.5f * v * (1.0f + tanhf(GELU_K * (v + 0.044715f * v * v * v)));
-	}
+static inline float
+gelu_one(float v)
+{
+	return 0.5f * v * (1.0f + vtanh(GELU_K * (v + 0.044715f * v * v * v)));
+}
+
+static inline float
+gelu_grad(float v, float d)
+{
+	float	 th = vtanh(GELU_K * (v + 0.044715f * v * v * v));
+	float	 du = GELU_K * (1.0f + 3.0f * 0.044715f * v * v);
+
+	return (0.5f * (1.0f + th) + 0.5f * v * (1.0f - th * th) * du) * d;
 }
 
 void
-gelu_backward(float *dx, const float *x, const float *dy, size_t n)
+gelu_forward(float *restrict y, const float *restrict x, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		float v = x[i], u = GELU_K * (v + 0.044715f * v * v * v);
-		float th = tanhf(u), sech2 = 1.0f - th * th;
-		float du = GELU_K * (1.0f + 3.0f * 0.044715f * v * v);
+	size_t	 i = 0;
 
-		dx[i] += (0.5f * (1.0f + th) + 0.5f * v * sech2 * du) * dy[i];
-	}
+	for (; i + GELU_BLOCK <= n; i += GELU_BLOCK)
+		for (int j = 0; j < GELU_BLOCK; j++)
+			y[i + j] = gelu_one(x[i + j]);
+	for (; i < n; i++)
+		y[i] = gelu_one(x[i]);
+}
+
+void
+gelu_backward(float *restrict dx, const float *restrict x,
+    const float *restrict dy, size_t n)
+{
+	size_t	 i = 0;
+
+	for (; i + GELU_BLOCK <= n; i += GELU_BLOCK)
+		for (int j = 0; j < GELU_BLOCK; j++)
+			dx[i + j] += gelu_grad(x[i + j], dy[i + j]);
+	for (; i < n; i++)
+		dx[i] += gelu_grad(x[i], dy[i]);
 }
 
 void
