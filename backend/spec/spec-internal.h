@@ -146,6 +146,7 @@ size_t	spec_error_count(const struct spec_errors *);
 /* spec-units.c */
 extern const char *const spec_priority_names[];
 extern const char *const spec_device_names[];
+extern const char *const spec_format_names[];
 extern const char *const spec_placement_names[];
 extern const char *const spec_optim_names[];
 extern const char *const spec_schedule_names[];
