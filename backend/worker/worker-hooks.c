@@ -135,7 +135,7 @@ void
 worker_on_eval(void *ctx, long step, const double *loss, const double *acc)
 {
 	struct worker	*w = ctx;
-	json_t		*m = json_pack("{s:s, s:s, s:I}", "t", "eval", "job",
+	json_t		*m = json_pack("{s:s, s:s, s:I}", "t", MSG_EVAL, "job",
 	    w->job.name, "step", (json_int_t)step);
 
 	if (acc != NULL)
