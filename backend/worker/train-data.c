@@ -6,10 +6,14 @@
  * to 10 classes; tokens: the context to the vocabulary), points the
  * loader at it, gives the autotuner its probe samples, and evaluates.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
 
 #include "lib/errf.h"
 #include "lib/xmalloc.h"
@@ -90,6 +94,12 @@ train_data_close(struct trainer *t)
 	data_free(&t->test);
 	tokens_close(&t->corpus);
 	free(t->probe_tok);
+}
+
+long long
+train_data_samples(const struct trainer *t)
+{
+	return t->T > 0 ? (long long)t->corpus.train.ntokens : t->train.n;
 }
 
 struct model *
@@ -198,4 +208,46 @@ train_data_eval(struct trainer *t, struct train_eval *e)
 		train_data_eval_tokens(t, e);
 	else
 		train_data_eval_images(t, e);
+}
+
+/*
+ * Beside a token model's checkpoints, config.json with the fields of a
+ * GPT-2 config (n_layer, n_head, n_embd, n_positions, vocab_size), so
+ * that the PyTorch ecosystem builds the model the tensors fit.  Written
+ * once a run, through a temporary file and a rename.  0, or -1 with err.
+ */
+int
+train_data_config(struct trainer *t, const char *dir, char *err,
+    size_t errlen)
+{
+	const struct job_spec *job = t->job;
+	char	 path[4096], tmp[4096];
+	json_t	*c;
+	int	 rc;
+
+	if (t->T == 0 || t->config_written)
+		return 0;
+	c = json_pack("{s:s, s:[s], s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:f, "
+	    "s:b}", "model_type", "gpt2", "architectures", "GPT2LMHeadModel",
+	    "n_layer", job->model.layers, "n_head", job->model.heads,
+	    "n_embd", job->model.channels[0], "n_positions", t->T,
+	    "n_ctx", t->T, "vocab_size", t->corpus.vocab,
+	    "activation_function", "gelu_new", "layer_norm_epsilon", 1e-5,
+	    "tie_word_embeddings", 1);
+	if (c == NULL) {
+		errf(err, errlen, "config.json: cannot build it");
+		return -1;
+	}
+	snprintf(path, sizeof path, "%s/config.json", dir);
+	snprintf(tmp, sizeof tmp, "%s/.config.json.%ld.tmp", dir,
+	    (long)getpid());
+	rc = json_dump_file(c, tmp, JSON_INDENT(2) | JSON_SORT_KEYS);
+	json_decref(c);
+	if (rc != 0 || rename(tmp, path) != 0) {
+		errf(err, errlen, "%s: %s", path, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	t->config_written = 1;
+	return 0;
 }

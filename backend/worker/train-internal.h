@@ -40,6 +40,9 @@ struct trainer {
 	int		 T;		/* tokens: the context; 0: images */
 	struct model_input probe;	/* the autotuner's samples */
 	int32_t		*probe_tok;
+	int		 config_written;	/* config.json, this run */
+	const char	*dump_dir;	/* HUNTER_DUMP (train-dump.c) */
+	long		 dump_steps;
 	struct model	*model;
 	struct model_gpu *gpu;		/* device: cuda; else NULL */
 	struct optimizer *opt;
@@ -77,6 +80,13 @@ void	train_data_source(const struct trainer *, struct loader_source *);
 const struct model_input *train_data_probe(struct trainer *, int n);
 void	train_data_eval(struct trainer *, struct train_eval *);
 void	train_data_close(struct trainer *);
+/* The size of the training data, as a checkpoint records it: images,
+ * or a token corpus's training tokens. */
+long long train_data_samples(const struct trainer *);
+/* A token model's config.json in the checkpoint directory (GPT-2's
+ * fields), once a run: 0, or -1 with err. */
+int	train_data_config(struct trainer *, const char *dir, char *err,
+	    size_t errlen);
 /* Checkpoints (train-ckpt.c).  Write one of this step (rank 0 writes;
  * with collective every rank takes part, as the compressor state is
  * gathered).  0, or -1 with err. */
@@ -87,6 +97,14 @@ int	train_checkpoint(struct trainer *, char *err, size_t errlen,
 int	train_resume(struct trainer *, char *err, size_t errlen);
 /* A step failed (a peer died): rank 0 saves the state after t->step. */
 void	train_rescue(struct trainer *);
+
+/* The debug dump of HUNTER_DUMP (train-dump.c): the model's tensors and
+ * first parameters, then each of the first steps' inputs, gradient after
+ * the exchange with its loss, and parameters after the update. */
+void	train_dump_start(struct trainer *);
+void	train_dump_inputs(struct trainer *, const struct batch *);
+void	train_dump_grads(struct trainer *, double loss, double lr);
+void	train_dump_params(struct trainer *);
 
 /* The gradient exchange (train-exchange.c).  Setup makes the compressor
  * when the job compresses and there are ranks to send to; exchange sums

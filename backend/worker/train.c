@@ -202,6 +202,7 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 		struct model_input in = { .x = b->x, .y = b->y, .tok = b->tok,
 		    .tgt = b->tgt };
 
+		train_dump_inputs(t, b);
 		if (t->gpu != NULL) {
 			if (model_gpu_step(t->gpu, b->x, b->y, b->n, scale,
 			    &local, err, errlen) != 0)
@@ -243,11 +244,13 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 		r.noise_scale = t->ada.noise_scale;
 		r.lr *= r.lr_gain;
 	}
+	train_dump_grads(t, r.loss, r.lr);
 	if (t->job->train.grad_clip > 0)
 		r.grad_norm = train_clip(m->grads, n, t->job->train.grad_clip);
 	optimizer_step(t->opt, m->params, m->grads, (float)r.lr);
 	t->step++;
 	t->step_in_epoch++;
+	train_dump_params(t);
 	/* After the count: a rescue checkpoint then saves this step. */
 	if (t->gpu != NULL && model_gpu_set_params(t->gpu, m->params, err,
 	    errlen) != 0)
@@ -330,6 +333,7 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	if (train_setup(&t, err, errlen) != 0)
 		goto out;
 	first_step = t.step;
+	train_dump_start(&t);
 	train_data_source(&t, &src);
 	t.loader = loader_start(&src, cfg->job->train.seed,
 	    cfg->job->train.batch.global, cfg->world, cfg->rank, t.accum,
