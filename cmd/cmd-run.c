@@ -151,9 +151,10 @@ run_summary(const struct run_ctx *ctx, const struct job_state *j)
 		    (int)json_integer_value(json_object_get(s, "epochs")),
 		    (long long)json_integer_value(json_object_get(s, "steps")));
 		if (json_object_get(s, "val_loss") != NULL)
-			printf("val_loss %.4f  perplexity %.2f  tokens/s %.0f  ",
-			    num(s, "val_loss"), num(s, "perplexity"),
-			    num(s, "tokens_per_s"));
+			printf("val_loss %.4f  perplexity %.2f  ", num(s,
+			    "val_loss"), num(s, "perplexity"));
+		if (json_object_get(s, "tokens_per_s") != NULL)
+			printf("tokens/s %.0f  ", num(s, "tokens_per_s"));
 		else
 			printf("test_acc %.4f  ", num(s, "test_acc"));
 		printf("samples/s %.0f  data_wait %.1f%%  wall %.1fs  micro %d x "

@@ -188,6 +188,22 @@ tokens_check_shard(const char *path, int vocab, char *err, size_t errlen)
 	return 0;
 }
 
+int
+tokens_check_data(int text, const char *train_glob, const char *val,
+    const char *path, int vocab, char *err, size_t errlen)
+{
+	struct token_corpus c;
+
+	if (text) {
+		if (tokens_open_text(&c, path, NULL, NULL, err, errlen) != 0)
+			return -1;
+	} else if (tokens_open_shards(&c, train_glob, val, vocab, err,
+	    errlen) != 0)
+		return -1;
+	tokens_close(&c);
+	return 0;
+}
+
 void
 tokens_close(struct token_corpus *c)
 {

@@ -75,6 +75,11 @@ void	tokens_add_segment(struct token_part *, const void *base, size_t n,
 /* Check one shard file without keeping it (for validate).  0 or -1. */
 int	tokens_check_shard(const char *path, int vocab, char *err,
 	    size_t errlen);
+/* Check the data of a job in format tokens (the shards of train_glob and
+ * val) or text (path, "" for the default): what the worker would refuse,
+ * said before a launch.  0, or -1 with err. */
+int	tokens_check_data(int text, const char *train_glob, const char *val,
+	    const char *path, int vocab, char *err, size_t errlen);
 
 /* How many windows of T + 1 tokens a part holds. */
 uint64_t tokens_windows(const struct token_part *, int T);

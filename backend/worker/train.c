@@ -73,8 +73,10 @@ train_setup(struct trainer *t, char *err, size_t errlen)
 	if (train_data_open(t, err, errlen) != 0)
 		return -1;
 	t->total_steps = t->steps_per_epoch * job->train.epochs;
-	t->model = train_data_model(t, t->micro > EVAL_BATCH ? t->micro :
-	    EVAL_BATCH);
+	/* Images evaluate EVAL_BATCH at a time; a token model's windows are
+	 * far larger, and it evaluates a micro-batch at a time. */
+	t->model = train_data_model(t, t->T > 0 ? (t->micro > 0 ? t->micro :
+	    1) : t->micro > EVAL_BATCH ? t->micro : EVAL_BATCH);
 	if (t->model == NULL) {
 		snprintf(err, errlen, "no model type %d", job->model.type);
 		return -1;
@@ -379,6 +381,7 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 		struct train_eval e;
 
 		train_data_eval(&t, &e);
+		sum->evaluated = 1;
 		sum->has_acc = e.has_acc;
 		sum->test_acc = e.acc;
 		sum->val_loss = e.loss;

@@ -50,6 +50,7 @@ struct train_summary {
 	char		 state[16];	/* finished | stopped | failed */
 	int		 epochs;	/* epochs completed */
 	long		 steps;
+	int		 evaluated;	/* rank 0 evaluated the finished job */
 	int		 has_acc;	/* images: test_acc; tokens: val_loss */
 	double		 test_acc;
 	double		 val_loss;	/* nats a token (tokens) */

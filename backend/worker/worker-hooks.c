@@ -225,9 +225,15 @@ worker_summary(struct worker *w, const struct train_summary *s)
 	    "data_wait_pct", s->data_wait_pct, "checkpoint", s->checkpoint,
 	    "world", w->world);
 
+	/* What was not measured is left out: a stopped job is not
+	 * evaluated. */
 	if (s->tokens > 0) {
-		json_object_set_new(m, "val_loss", json_real(s->val_loss));
-		json_object_set_new(m, "perplexity", json_real(exp(s->val_loss)));
+		if (s->evaluated) {
+			json_object_set_new(m, "val_loss",
+			    json_real(s->val_loss));
+			json_object_set_new(m, "perplexity",
+			    json_real(exp(s->val_loss)));
+		}
 		json_object_set_new(m, "tokens_per_s",
 		    json_real(s->samples_per_s * s->tokens));
 	} else
