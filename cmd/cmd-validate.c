@@ -18,8 +18,7 @@ validate_data(const struct job_spec *j, char *err, size_t errlen)
 		return 0;
 	return tokens_check_data(j->data.format == FORMAT_TEXT,
 	    j->data.train, j->data.val, j->data.path[0] != '\0' ?
-	    j->data.path : SPEC_TEXT_DEFAULT, j->model.vocab > 0 ?
-	    j->model.vocab : TOKENS_GPT2_VOCAB, err, errlen);
+	    j->data.path : SPEC_TEXT_DEFAULT, spec_vocab(j), err, errlen);
 }
 
 static int

@@ -60,6 +60,29 @@ gpt_check(const struct job_spec *j, char *msg, size_t len)
 	return NULL;
 }
 
+int
+spec_vocab(const struct job_spec *j)
+{
+	if (j->model.vocab > 0)
+		return j->model.vocab;
+	return j->data.format == FORMAT_TEXT ? 256 : 50257;
+}
+
+/*
+ * Per window of T tokens: 6 N a token for the matmuls of N parameters
+ * (2 forward, 4 backward), and 12 L T C for attention's two T x T
+ * products a layer, as MFU is usually counted (the PaLM paper's way).
+ */
+static double
+gpt_flops(const struct job_spec *j)
+{
+	double	 L = j->model.layers, C = j->model.channels[0];
+	double	 T = j->model.context, V = spec_vocab(j);
+	double	 n = V * C + T * C + L * (12 * C * C + 13 * C) + 2 * C;
+
+	return T * (6 * n + 12 * L * T * C);
+}
+
 const struct spec_model_kind spec_model_gpt = {
 	.name = "gpt",
 	.keys = gpt_keys,
@@ -67,4 +90,5 @@ const struct spec_model_kind spec_model_gpt = {
 	.defaults = gpt_defaults,
 	.no_cuda = "its layers have no CUDA kernels yet",
 	.check = gpt_check,
+	.flops_per_sample = gpt_flops,
 };

@@ -207,7 +207,14 @@ struct spec_model_kind {
 	 * dotted key to blame ("model.hidden") with the reason in msg.  May
 	 * be NULL. */
 	const char	*(*check)(const struct job_spec *, char *msg, size_t len);
+	/* Training FLOPs a sample (forward and backward), for MFU; NULL
+	 * where nobody measures it. */
+	double		(*flops_per_sample)(const struct job_spec *);
 };
+
+/* The vocabulary a gpt job trains on: model.vocab, else text's 256 or
+ * GPT-2's 50257 for token shards. */
+int	spec_vocab(const struct job_spec *);
 
 /* The kind of a model enum; NULL for none. */
 const struct spec_model_kind *spec_model_kind(enum spec_model);

@@ -36,8 +36,7 @@ static int
 train_data_tokens(struct trainer *t, char *err, size_t errlen)
 {
 	const struct job_spec *job = t->job;
-	int	 vocab = job->model.vocab > 0 ? job->model.vocab :
-	    TOKENS_GPT2_VOCAB;
+	int	 vocab = spec_vocab(job);
 	int	 T = job->model.context;
 	uint64_t windows;
 
