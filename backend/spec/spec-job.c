@@ -39,7 +39,7 @@ static const struct spec_field job_model[] = {
 	{ .key = "hidden", .type = SF_INTS, .off = J(model.hidden),
 	  .size = SPEC_MAX_HIDDEN, .count_off = J(model.n_hidden) },
 	{ .key = "channels", .type = SF_INTS, .off = J(model.channels),
-	  .size = SPEC_MAX_CHANNELS, .min_items = 1,
+	  .size = SPEC_MAX_CHANNELS, .min_items = 1, .one_ok = true,
 	  .count_off = J(model.n_channels) },
 	{ .key = "layers", .type = SF_INT, .off = J(model.layers),
 	  .range = SR_POS },

@@ -211,8 +211,10 @@ spec_walk_ints(struct spec_walk *w, const struct spec_field *f,
 	    (const struct ydoc_node *const *)v->kids;
 	size_t		 n = v->n;
 
-	/* One number is a list of one: channels: 256. */
-	if (v->kind == YDOC_SCALAR && walk_integer(v->str, &x) != -1) {
+	/* One number is a list of one where the key says so (channels:
+	 * 256, a gpt's width). */
+	if (f->one_ok && v->kind == YDOC_SCALAR &&
+	    walk_integer(v->str, &x) != -1) {
 		item = &v;
 		n = 1;
 	} else if (v->kind != YDOC_SEQ) {

@@ -110,19 +110,32 @@ layernorm_backward(float *dx, float *dw, float *db, const float *dout,
  */
 #define GELU_BLOCK	8
 
+/*
+ * 0.5 (1 + tanh u) is the logistic function of 2u, so GELU is x / (1 +
+ * e^(-2u)): no 1 + tanh to cancel where tanh is near -1 (x < -2), which
+ * would lose half of float's digits there.
+ */
+static inline float
+gelu_sig(float v)
+{
+	float	 u = GELU_K * (v + 0.044715f * v * v * v);
+
+	return 1.0f / (1.0f + vexp(-2.0f * u));
+}
+
 static inline float
 gelu_one(float v)
 {
-	return 0.5f * v * (1.0f + vtanh(GELU_K * (v + 0.044715f * v * v * v)));
+	return v * gelu_sig(v);
 }
 
 static inline float
 gelu_grad(float v, float d)
 {
-	float	 th = vtanh(GELU_K * (v + 0.044715f * v * v * v));
+	float	 s = gelu_sig(v);
 	float	 du = GELU_K * (1.0f + 3.0f * 0.044715f * v * v);
 
-	return (0.5f * (1.0f + th) + 0.5f * v * (1.0f - th * th) * du) * d;
+	return (s + 2.0f * v * s * (1.0f - s) * du) * d;
 }
 
 void

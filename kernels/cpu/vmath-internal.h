@@ -1,14 +1,13 @@
 /*
- * vmath-internal.h: exp and tanh for the kernels' inner loops, written so
- * that the compiler vectorises a loop that calls them (no branches, no
- * calls into libm).  expf and tanhf from libm took a quarter of a GPT
- * training step on the CPU, in GELU alone.
+ * vmath-internal.h: exp for the kernels' inner loops, written so that
+ * the compiler vectorises a loop that calls it (no branches, no calls
+ * into libm).  expf and tanhf from libm took a quarter of a GPT training
+ * step on the CPU, in GELU alone.
  *
  * vexp(x) is e^x within 4 ulp over [-87, 88] (Cody-Waite reduction by
  * ln 2, then a degree-6 polynomial: the coefficients are the Taylor
  * series', which over |r| <= ln2/2 leave an error under 2^-24); below
- * -87 it is 0, above 88 infinite.  vtanh(x) is exact to about 1e-7
- * absolute, which is what GELU needs (it is used as 1 + tanh).
+ * -87 it is 0, above 88 infinite.
  */
 #ifndef HUNTER_VMATH_INTERNAL_H
 #define HUNTER_VMATH_INTERNAL_H
@@ -43,15 +42,6 @@ vexp(float x)
 	bits = (uint32_t)(k + 127) << 23;
 	memcpy(&s, &bits, sizeof s);
 	return p * s;
-}
-
-static inline float
-vtanh(float x)
-{
-	float	 a = __builtin_fabsf(x), e = vexp(-2.0f * a);
-	float	 t = (1.0f - e) / (1.0f + e);
-
-	return __builtin_copysignf(t, x);
 }
 
 #endif
