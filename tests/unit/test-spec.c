@@ -271,18 +271,18 @@ t_gpt(void **state)
 	assert_true(job.train.grad_clip == 1.0);
 	assert_int_equal(spec_vocab(&job), 256);
 	expect_job_error("name: x\nmodel: {type: gpt, channels: 30, heads: 4}\n",
-	    2, 42, "model.heads: 30 channels do not divide into 4 heads");
+	    2, 34, "model.heads: 30 channels do not divide into 4 heads");
 	expect_job_error("name: x\nmodel: {type: gpt, channels: [8, 8]}\n", 2,
-	    8, "model.channels: a gpt has one width");
-	expect_job_error("name: x\nmodel: {type: gpt, vocab: 300}\n", 2, 32,
+	    20, "model.channels: a gpt has one width");
+	expect_job_error("name: x\nmodel: {type: gpt, vocab: 300}\n", 2, 20,
 	    "model.vocab: text is bytes: its vocabulary is 256");
 	expect_job_error("name: x\nmodel: {type: gpt}\ndata: {format: images}\n",
-	    3, 17, "data.format: model type gpt trains on tokens or text, not "
+	    3, 8, "data.format: model type gpt trains on tokens or text, not "
 	    "images");
 	expect_job_error("name: x\nmodel: {type: mlp}\ndata: {format: text}\n",
-	    3, 17, "data.format: model type mlp trains on images, not text");
+	    3, 8, "data.format: model type mlp trains on images, not text");
 	expect_job_error("name: x\nmodel: {type: gpt}\ndata: {format: tokens}\n",
-	    3, 17, "data.format: format tokens needs data.train");
+	    3, 8, "data.format: format tokens needs data.train");
 	expect_job_error("name: x\nmodel: {type: mlp, hidden: 5}\n", 2, 28,
 	    "model.hidden: expected a list");
 	assert_int_equal(parse("name: x\nmodel: {type: gpt}\ndata: {format: "
@@ -764,6 +764,7 @@ main(void)
 		cmocka_unit_test_teardown(t_ranges, reset),
 		cmocka_unit_test_teardown(t_enums, reset),
 		cmocka_unit_test_teardown(t_model_kinds, reset),
+		cmocka_unit_test_teardown(t_gpt, reset),
 		cmocka_unit_test_teardown(t_missing_name, reset),
 		cmocka_unit_test_teardown(t_duplicate_key, reset),
 		cmocka_unit_test_teardown(t_malformed_units, reset),
