@@ -91,12 +91,28 @@ run_on_frame(void *arg, const json_t *m)
 	}
 	switch (k) {
 	case PK_EPOCH:
-		printf("%s epoch %d/%d  loss %.4f  test_acc %.4f  samples/s "
-		    "%.0f  data_wait %.1f%%\n", str(m, "job"),
+		printf("%s epoch %d/%d  loss %.4f  ", str(m, "job"),
 		    (int)json_integer_value(json_object_get(m, "epoch")),
 		    (int)json_integer_value(json_object_get(m, "epochs")),
-		    num(m, "loss"), num(m, "test_acc"), num(m, "samples_per_s"),
-		    num(m, "data_wait_pct"));
+		    num(m, "loss"));
+		/* A token model has a validation loss, no accuracy. */
+		if (json_object_get(m, "val_loss") != NULL)
+			printf("val_loss %.4f  perplexity %.2f  tokens/s %.0f",
+			    num(m, "val_loss"), num(m, "perplexity"),
+			    num(m, "tokens_per_s"));
+		else
+			printf("test_acc %.4f  samples/s %.0f", num(m,
+			    "test_acc"), num(m, "samples_per_s"));
+		printf("  data_wait %.1f%%\n", num(m, "data_wait_pct"));
+		break;
+	case PK_EVAL:
+		printf("%s step %lld  ", str(m, "job"), (long long)
+		    json_integer_value(json_object_get(m, "step")));
+		if (json_object_get(m, "val_loss") != NULL)
+			printf("val_loss %.4f  perplexity %.2f\n", num(m,
+			    "val_loss"), num(m, "perplexity"));
+		else
+			printf("test_acc %.4f\n", num(m, "test_acc"));
 		break;
 	case PK_EVENT:
 		r = json_object_get(m, "rank");
@@ -139,12 +155,18 @@ run_summary(const struct run_ctx *ctx, const struct job_state *j)
 	if (ctx->json)
 		print_json(s);
 	else {
-		printf("summary: %s  epochs %d  steps %lld  test_acc %.4f  "
-		    "samples/s %.0f  data_wait %.1f%%  wall %.1fs  micro %d x "
-		    "accum %d x %d ranks\n", j->state,
+		printf("summary: %s  epochs %d  steps %lld  ", j->state,
 		    (int)json_integer_value(json_object_get(s, "epochs")),
-		    (long long)json_integer_value(json_object_get(s, "steps")),
-		    num(s, "test_acc"), num(s, "samples_per_s"),
+		    (long long)json_integer_value(json_object_get(s, "steps")));
+		if (json_object_get(s, "val_loss") != NULL)
+			printf("val_loss %.4f  perplexity %.2f  ", num(s,
+			    "val_loss"), num(s, "perplexity"));
+		if (json_object_get(s, "tokens_per_s") != NULL)
+			printf("tokens/s %.0f  ", num(s, "tokens_per_s"));
+		else
+			printf("test_acc %.4f  ", num(s, "test_acc"));
+		printf("samples/s %.0f  data_wait %.1f%%  wall %.1fs  micro %d x "
+		    "accum %d x %d ranks\n", num(s, "samples_per_s"),
 		    num(s, "data_wait_pct"), num(s, "wall_s"),
 		    (int)json_integer_value(json_object_get(s, "micro_batch")),
 		    (int)json_integer_value(json_object_get(s, "accum")), j->world);

@@ -32,6 +32,7 @@ static const struct cmd_entry *cmd_table[] = {
 	&cmd_bench_entry,
 	&cmd_agent_entry,
 	&cmd_ctl_entry,
+	&cmd_sample_entry,
 	&cmd_worker_entry,
 };
 #define N_CMDS (sizeof cmd_table / sizeof cmd_table[0])

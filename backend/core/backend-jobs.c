@@ -172,7 +172,15 @@ backend_launch_rank(struct backend *b, struct job_state *j, int r)
 	    (so->leak_rank < 0 || so->leak_rank == r) ? so->leak_bytes : 0));
 	json_object_set_new(m, "crash_at", json_integer(j->generation == 0 &&
 	    (so->crash_rank < 0 || so->crash_rank == r) ? so->crash_at : 0));
+	/* A new process: its figures start afresh, and so do the series
+	 * the detectors judge it by (the charts keep theirs).  A new
+	 * process's memory grows as it warms up; read against the old
+	 * one's samples that looks like a leak, and restarts it again. */
 	memset(&j->ranks[r], 0, offsetof(struct rank_state, h_loss));
+	memset(&j->ranks[r].h_compute_ms, 0, sizeof j->ranks[r].h_compute_ms);
+	memset(&j->ranks[r].h_comm_ms, 0, sizeof j->ranks[r].h_comm_ms);
+	memset(&j->ranks[r].h_rss, 0, sizeof j->ranks[r].h_rss);
+	memset(&j->ranks[r].h_step, 0, sizeof j->ranks[r].h_step);
 	j->ranks[r].node = (int)(fn - b->fleet.nodes);
 	j->ranks[r].last_seen = clock_mono();
 	if (fleet_send(fn, m) != 0) {

@@ -235,6 +235,11 @@ backend_agent_frame(struct backend *b, struct fleet_node *fn, json_t *msg)
 			j->epochs = json_array();
 		json_array_append(j->epochs, msg);
 		break;
+	case PK_EVAL:
+		if (j->evals == NULL)
+			j->evals = json_array();
+		json_array_append(j->evals, msg);
+		break;
 	case PK_SUMMARY:
 		json_decref(j->summary);
 		j->summary = json_incref(msg);

@@ -78,6 +78,7 @@ struct job_state {
 					 * failed */
 	json_t		*summary;	/* rank 0's, once it arrives */
 	json_t		*epochs;	/* epoch frames, in order */
+	json_t		*evals;		/* eval frames (train.eval_every) */
 	bool		 done;		/* every rank has exited */
 	bool		 queued;	/* waiting for slots */
 	double		 submitted;	/* CLOCK_MONOTONIC, for the queue order */

@@ -30,6 +30,7 @@
 #define MSG_EVENT	"event"		/* job, kind, rank, node, reason */
 #define MSG_EPOCH	"epoch"		/* docs/architecture.md, "Frames" */
 #define MSG_SUMMARY	"summary"	/* docs/architecture.md, "Frames" */
+#define MSG_EVAL	"eval"		/* job, step, val_loss or test_acc */
 #define MSG_STORE	"store"		/* op: set|get|wait|value|error */
 #define MSG_CMD		"cmd"		/* cmd: launch|stop|pause|... */
 #define MSG_EXIT	"exit"		/* rank, pid, status or signal */
@@ -54,7 +55,7 @@ enum proto_kind {
 	PK_INVALID,	/* a known type, malformed: refuse it */
 	PK_HELLO, PK_METRICS, PK_LOG, PK_EVENT, PK_EPOCH, PK_SUMMARY,
 	PK_STORE, PK_CMD, PK_EXIT, PK_ERROR, PK_STEP, PK_AUTOTUNE, PK_OK,
-	PK_JOB, PK_JOB_END, PK_DECISION,
+	PK_JOB, PK_JOB_END, PK_DECISION, PK_EVAL,
 	PK_COUNT
 };
 

@@ -39,17 +39,31 @@ static const struct spec_field job_model[] = {
 	{ .key = "hidden", .type = SF_INTS, .off = J(model.hidden),
 	  .size = SPEC_MAX_HIDDEN, .count_off = J(model.n_hidden) },
 	{ .key = "channels", .type = SF_INTS, .off = J(model.channels),
-	  .size = SPEC_MAX_CHANNELS, .min_items = 1,
+	  .size = SPEC_MAX_CHANNELS, .min_items = 1, .one_ok = true,
 	  .count_off = J(model.n_channels) },
+	{ .key = "layers", .type = SF_INT, .off = J(model.layers),
+	  .range = SR_POS },
+	{ .key = "heads", .type = SF_INT, .off = J(model.heads),
+	  .range = SR_POS },
+	{ .key = "context", .type = SF_INT, .off = J(model.context),
+	  .range = SR_POS },
+	{ .key = "vocab", .type = SF_INT, .off = J(model.vocab),
+	  .range = SR_POS },
 	{ NULL }
 };
 
 static const struct spec_field job_data[] = {
+	{ .key = "format", .type = SF_ENUM, .off = J(data.format),
+	  .names = spec_format_names, .what = "data format" },
 	{ .key = "dataset", .type = SF_WORD, .off = J(data.dataset),
 	  .size = JS(data.dataset), .names = job_datasets,
 	  .what = "dataset" },
-	{ .key = "path", .type = SF_SAFEPATH, .off = J(data.path),
+	{ .key = "path", .type = SF_PATH, .off = J(data.path),
 	  .size = JS(data.path) },
+	{ .key = "train", .type = SF_PATH, .off = J(data.train),
+	  .size = JS(data.train) },
+	{ .key = "val", .type = SF_PATH, .off = J(data.val),
+	  .size = JS(data.val) },
 	{ .key = "prefetch", .type = SF_INT, .off = J(data.prefetch),
 	  .range = SR_GE1 },
 	{ NULL }
@@ -95,6 +109,10 @@ static const struct spec_field job_train[] = {
 	{ .key = "epochs", .type = SF_INT, .off = J(train.epochs),
 	  .range = SR_POS },
 	{ .key = "seed", .type = SF_U64, .off = J(train.seed) },
+	{ .key = "eval_every", .type = SF_INT, .off = J(train.eval_every),
+	  .range = SR_NONNEG },
+	{ .key = "grad_clip", .type = SF_REAL, .off = J(train.grad_clip),
+	  .range = SR_NONNEG },
 	{ .key = "optimizer", .type = SF_MAP, .sub = job_optimizer },
 	{ .key = "lr", .type = SF_MAP, .sub = job_lr },
 	{ .key = "batch", .type = SF_MAP, .sub = job_batch },
@@ -179,6 +197,9 @@ spec_job_defaults(struct job_spec *j)
 	j->model.channels[0] = 16;
 	j->model.channels[1] = 32;
 	j->model.n_channels = 2;
+	j->model.layers = 4;
+	j->model.heads = 4;
+	j->model.context = 128;
 	strcpy(j->data.dataset, "fashion-mnist");
 	j->data.prefetch = 8;
 	j->train.epochs = 5;

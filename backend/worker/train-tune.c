@@ -95,6 +95,8 @@ tune_bytes(const struct trainer *t, int size)
 struct tune_ctx {
 	struct trainer	*t;
 	struct model	*scratch;	/* host trials; NULL when none fits */
+	const struct model_input *probe; /* the trials' samples */
+	int		 nprobe;
 };
 
 /* One step of a trial: on the host scratch model, or on g, the device. */
@@ -102,17 +104,16 @@ static int
 tune_step(struct tune_ctx *ctx, struct model_gpu *g, int n, char *err,
     size_t errlen)
 {
-	struct trainer	*t = ctx->t;
 	struct model	*m = ctx->scratch;
 	double		 loss = 0;
 
 	if (g != NULL)
 		return model_gpu_zero_grads(g, err, errlen) != 0 ||
-		    model_gpu_step(g, t->train.x, t->train.y, n, 1.0f / n,
+		    model_gpu_step(g, ctx->probe->x, ctx->probe->y, n, 1.0f / n,
 		    &loss, err, errlen) != 0 ? -1 : 0;
 	memset(m->grads, 0, m->n_params * sizeof(float));
-	model_forward(m, t->train.x, t->train.y, n, NULL);
-	model_backward(m, t->train.x, t->train.y, n, 1.0f / n);
+	model_forward(m, ctx->probe, n, NULL);
+	model_backward(m, ctx->probe, n, 1.0f / n);
 	return 0;
 }
 
@@ -174,7 +175,7 @@ tune_probe(void *arg, int size, struct autotune_trial *tr, char *err,
 	struct trainer	*t = ctx->t;
 	const struct train_hooks *h = t->hooks;
 	float		 agree[3] = { 0, 0, 0 };	/* over, rate, steps */
-	int		 n = size < t->train.n ? size : t->train.n;
+	int		 n = size < ctx->nprobe ? size : ctx->nprobe;
 
 	tr->peak_bytes = tune_bytes(t, size);
 	agree[0] = tr->peak_bytes > t->job->resources.memory_per_rank;
@@ -205,6 +206,10 @@ train_autotune(struct trainer *t, int per_rank, char *err, size_t errlen)
 		    "checkpoint; no tuning", t->micro, per_rank / t->micro);
 		return 0;
 	}
+	/* Images: the first samples of the training set; tokens: as many
+	 * windows as the largest trial takes. */
+	ctx.nprobe = t->T > 0 ? per_rank : t->train.n;
+	ctx.probe = train_data_probe(t, ctx.nprobe);
 	/* Tracked bytes grow with the size: the largest divisor of per_rank
 	 * within the budget bounds every size a trial will run on the host.
 	 * (A cuda rank's trials each make their own device model.) */
@@ -212,9 +217,8 @@ train_autotune(struct trainer *t, int per_rank, char *err, size_t errlen)
 	    t->job->resources.device != DEVICE_CUDA; d--) {
 		if (per_rank % d == 0 &&
 		    tune_bytes(t, d) <= t->job->resources.memory_per_rank) {
-			ctx.scratch = model_create(t->job, 1, t->train.rows,
-			    t->train.cols, 10, d < t->train.n ? d : t->train.n,
-			    t->job->train.seed);
+			ctx.scratch = train_data_model(t, d < ctx.nprobe ? d :
+			    ctx.nprobe);
 			break;
 		}
 	}

@@ -330,10 +330,14 @@ t_loader_order(void **state)
 
 	(void)state;
 	assert_int_equal(data_load_fmnist(dir, 1, &ds, err, sizeof err), 0);
-	one = loader_start(&ds, 9, 20, 1, 0, 1, 2, 0, 0, 2);
-	ranks[0] = loader_start(&ds, 9, 20, 2, 0, 2, 3, 0, 0, 2);
-	ranks[1] = loader_start(&ds, 9, 20, 2, 1, 2, 1, 0, 0, 2);
-	mid = loader_start(&ds, 9, 20, 1, 0, 1, 2, 1, 2, 2);
+	one = loader_start(&(struct loader_source){ .images = &ds,
+	    .steps_per_epoch = ds.n / 20 }, 9, 20, 1, 0, 1, 2, 0, 0, 2);
+	ranks[0] = loader_start(&(struct loader_source){ .images = &ds,
+	    .steps_per_epoch = ds.n / 20 }, 9, 20, 2, 0, 2, 3, 0, 0, 2);
+	ranks[1] = loader_start(&(struct loader_source){ .images = &ds,
+	    .steps_per_epoch = ds.n / 20 }, 9, 20, 2, 1, 2, 1, 0, 0, 2);
+	mid = loader_start(&(struct loader_source){ .images = &ds,
+	    .steps_per_epoch = ds.n / 20 }, 9, 20, 1, 0, 1, 2, 1, 2, 2);
 	for (int step = 0; step < 10; step++) {
 		int n = 0;
 

@@ -230,7 +230,7 @@ static void
 t_enums(void **state)
 {
 	expect_job_error("name: x\nmodel: {type: resnet}\n", 2, 15,
-	    "model.type: unknown model 'resnet' (known: mlp, cnn)");
+	    "model.type: unknown model 'resnet' (known: mlp, cnn, gpt)");
 	assert_null(strstr(errs.v[0].msg, "did you mean"));
 	expect_job_error("name: x\ntrain:\n  optimizer: {type: adam}\n", 3, 21,
 	    "train.optimizer.type: unknown optimizer 'adam' "
@@ -250,12 +250,44 @@ t_model_kinds(void **state)
 	assert_int_equal(parse("name: x\nmodel: {type: cnn, channels: [8], "
 	    "hidden: [16]}\n"), 0);
 	expect_job_error("name: x\nmodel: {type: cnm}\n", 2, 15,
-	    "(known: mlp, cnn) (did you mean 'cnn'?)");
+	    "(known: mlp, cnn, gpt) (did you mean 'cnn'?)");
 	assert_string_equal(spec_model_kind(MODEL_MLP)->name, "mlp");
 	assert_true(spec_model_kind(MODEL_MLP)->cuda);
 	assert_false(spec_model_kind(MODEL_CNN)->cuda);
 	assert_null(spec_model_kind((enum spec_model)7));
 	assert_string_equal(spec_model_name((enum spec_model)7), "?");
+}
+
+/* The gpt's keys, defaults and checks. */
+static void
+t_gpt(void **state)
+{
+	assert_int_equal(parse("name: x\nmodel: {type: gpt, layers: 2, heads: 4, "
+	    "channels: 64, context: 32}\n"), 0);
+	assert_int_equal(job.model.channels[0], 64);
+	assert_int_equal(job.model.n_channels, 1);
+	assert_int_equal(job.data.format, FORMAT_TEXT);
+	assert_int_equal(job.train.optimizer.type, OPTIM_ADAMW);
+	assert_true(job.train.grad_clip == 1.0);
+	assert_int_equal(spec_vocab(&job), 256);
+	expect_job_error("name: x\nmodel: {type: gpt, channels: 30, heads: 4}\n",
+	    2, 34, "model.heads: 30 channels do not divide into 4 heads");
+	expect_job_error("name: x\nmodel: {type: gpt, channels: [8, 8]}\n", 2,
+	    20, "model.channels: a gpt has one width");
+	expect_job_error("name: x\nmodel: {type: gpt, vocab: 300}\n", 2, 20,
+	    "model.vocab: text is bytes: its vocabulary is 256");
+	expect_job_error("name: x\nmodel: {type: gpt}\ndata: {format: images}\n",
+	    3, 8, "data.format: model type gpt trains on tokens or text, not "
+	    "images");
+	expect_job_error("name: x\nmodel: {type: mlp}\ndata: {format: text}\n",
+	    3, 8, "data.format: model type mlp trains on images, not text");
+	expect_job_error("name: x\nmodel: {type: gpt}\ndata: {format: tokens}\n",
+	    3, 8, "data.format: format tokens needs data.train");
+	expect_job_error("name: x\nmodel: {type: mlp, hidden: 5}\n", 2, 28,
+	    "model.hidden: expected a list");
+	assert_int_equal(parse("name: x\nmodel: {type: gpt}\ndata: {format: "
+	    "tokens, train: \"/d/train_*.bin\"}\n"), 0);
+	assert_int_equal(spec_vocab(&job), 50257);
 }
 
 static void
@@ -764,6 +796,7 @@ main(void)
 		cmocka_unit_test_teardown(t_ranges, reset),
 		cmocka_unit_test_teardown(t_enums, reset),
 		cmocka_unit_test_teardown(t_model_kinds, reset),
+		cmocka_unit_test_teardown(t_gpt, reset),
 		cmocka_unit_test_teardown(t_missing_name, reset),
 		cmocka_unit_test_teardown(t_duplicate_key, reset),
 		cmocka_unit_test_teardown(t_malformed_units, reset),
