@@ -19,9 +19,7 @@ add_setup(struct model *m, struct layer *l)
 		fprintf(stderr, "model: add layer %s: inputs differ\n", l->name);
 		abort();
 	}
-	for (int d = 0; d < LAYER_DIMS; d++)
-		l->out_dim[d] = l->in_dim[d];
-	l->out_size = l->in_size;
+	layer_same_shape(l);
 }
 
 static void

@@ -14,9 +14,7 @@ ln_setup(struct model *m, struct layer *l)
 {
 	int	 T = l->in_dim[0], C = l->in_dim[1];
 
-	for (int d = 0; d < LAYER_DIMS; d++)
-		l->out_dim[d] = l->in_dim[d];
-	l->out_size = l->in_size;
+	layer_same_shape(l);
 	l->aux_bytes = 2 * (size_t)T * sizeof(float);
 	l->param[LN_W] = model_param(m, l, "weight", 1, (int[]){ C });
 	l->param[LN_B] = model_param(m, l, "bias", 1, (int[]){ C });

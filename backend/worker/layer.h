@@ -105,6 +105,9 @@ struct layer_type {
 /* For setup: a parameter tensor NAME.suffix of the layer, its offset. */
 size_t	model_param(struct model *, const struct layer *, const char *suffix,
 	    int ndim, const int *shape);
+/* For setup: the output has the input's shape (activations, LayerNorm,
+ * the residual add). */
+void	layer_same_shape(struct layer *);
 /* For setup: the model's workspace holds at least n floats. */
 void	model_need_workspace(struct model *, size_t n);
 /* For init: n floats uniform in +-1/sqrt(fan_in), PyTorch's default. */

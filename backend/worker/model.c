@@ -66,6 +66,13 @@ model_param(struct model *m, const struct layer *l, const char *suffix,
 }
 
 void
+layer_same_shape(struct layer *l)
+{
+	memcpy(l->out_dim, l->in_dim, sizeof l->out_dim);
+	l->out_size = l->in_size;
+}
+
+void
 model_need_workspace(struct model *m, size_t n)
 {
 	if (n > m->workspace_len)
