@@ -100,6 +100,7 @@ struct spec_field {
 	size_t			 size;		/* strings: bytes; SF_INTS: items */
 	size_t			 min_items;	/* SF_INTS */
 	bool			 one_ok;	/* SF_INTS: a number is a list of one */
+	bool			 glob_ok;	/* SF_SAFEPATH: a glob's * ? [ ] too */
 	size_t			 count_off;	/* SF_INTS */
 	const char *const	*names;		/* SF_ENUM, SF_WORD: NULL-ended */
 	const char		*(*name_of)(int); /* SF_ENUM without names: the

@@ -167,9 +167,12 @@ walk_string(struct spec_walk *w, const struct spec_field *f,
 		    path, what, q, s[0]);
 		return;
 	}
-	if (f->type == SF_SAFEPATH && !walk_charset(s, "._-/~+,@=:")) {
+	/* A glob's * ? [ ] expand, but never run anything. */
+	if (f->type == SF_SAFEPATH && !walk_charset(s, f->glob_ok ?
+	    "._-/~+,@=:*?[]" : "._-/~+,@=:")) {
 		spec_walk_error(w, v, "%s: path '%s' may only hold letters, "
-		    "digits and . _ - / ~ + , @ = :", path, q);
+		    "digits and . _ - / ~ + , @ = :%s", path, q, f->glob_ok ?
+		    " and a glob's * ? [ ]" : "");
 		return;
 	}
 	if (f->type == SF_PATH && walk_has_control(s)) {
