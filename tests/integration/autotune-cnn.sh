@@ -21,7 +21,7 @@ sed 's/ranks: 1/ranks: 2\n  memory_per_rank: 256MiB/; s/epochs: 10/epochs: 1/; s
 	"$SRCDIR/examples/jobs/fmnist-cnn.yaml" > "$T/cnn.yaml"
 # Not a detector test: on a loaded machine two ranks of one node can look
 # like a straggler and its neighbour, and a migration re-forms the group.
-printf 'policy: {failover: {for: 10min}}\n' >> "$T/cnn.yaml"
+printf 'policy: {failover: {for: 10m}}\n' >> "$T/cnn.yaml"
 "$HUNTER" validate "$T/cnn.yaml" || fail "job file"
 "$HUNTER" run --json "$T/cnn.yaml" > "$T/out" || { tail -n 5 "$T/out"; fail "run exited $?"; }
 "$PY" - "$T/out" <<'PYEOF' || fail "see above"
