@@ -73,7 +73,9 @@ backend_placing(const struct backend *b)
 struct job_state *backend_new_job(struct backend *, const char *name);
 void	backend_job_done(struct backend *, struct job_state *);
 void	backend_schedule(struct backend *);
-void	backend_launch_job(struct backend *, struct job_state *);
+/* Journal, announce (with placement's note, place.h) and launch j. */
+void	backend_launch_job(struct backend *, struct job_state *,
+	    const char *note);
 /* "local0, local0, local2, local2" for events (a static buffer). */
 const char *placement_text(struct backend *, const struct job_state *);
 

@@ -310,7 +310,7 @@ backend_schedule(struct backend *b)
 			snprintf(j->state, sizeof j->state, "running");
 			for (int r = 0; r < j->world; r++)
 				j->ranks[r].node = e[k].node_of[r];
-			backend_launch_job(b, j);
+			backend_launch_job(b, j, e[k].note);
 		}
 		free(e[k].node_of);
 	}
@@ -319,12 +319,12 @@ backend_schedule(struct backend *b)
 }
 
 void
-backend_launch_job(struct backend *b, struct job_state *j)
+backend_launch_job(struct backend *b, struct job_state *j, const char *note)
 {
 	job_fresh_checkpoints(b, j);
 	backend_journal_job(b, j);
-	backend_event(b, j->name, "placed", -1, NULL, "%d ranks on %s",
-	    j->world, placement_text(b, j));
+	backend_event(b, j->name, "placed", -1, NULL, "%d ranks on %s%s%s",
+	    j->world, placement_text(b, j), *note != '\0' ? "; " : "", note);
 	j->grace_until = clock_mono() + 2;
 	if (j->started == 0)
 		j->started = clock_mono();

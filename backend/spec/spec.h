@@ -35,7 +35,8 @@ struct job_spec {
 		enum spec_device device;	/* cpu */
 		uint64_t	 memory_per_rank; /* bytes; 2GiB */
 		enum spec_placement placement;	/* rack */
-		int		 group_size;	/* 2; > 0 */
+		int		 group_size;	/* 0 = ranks / racks, rounded up */
+		bool		 strict;	/* rack: refuse rather than split */
 	} resources;
 
 	struct {
