@@ -17,10 +17,17 @@ static const char *job_cmd_names[JOB_CMD_COUNT] = { "stop", "pause",
 void
 backend_send_cmd(struct backend *b, struct job_state *j, enum job_cmd c)
 {
-	json_t	*m = json_pack("{s:s, s:s, s:s, s:I}", "t", MSG_CMD, "cmd",
-	    job_cmd_names[c], "job", j->name, "seq", (json_int_t)++j->seq[c]);
+	char	 err[128];
+	json_t	*m = proto_pack(err, sizeof err, "{s:s, s:s, s:s, s:I}", "t",
+	    MSG_CMD, "cmd", job_cmd_names[c], "job", j->name, "seq",
+	    (json_int_t)++j->seq[c]);
 	bool	 sent[1024] = { false };
 
+	if (m == NULL) {
+		backend_event(b, j->name, "refused", -1, NULL, "%s: %s",
+		    job_cmd_names[c], err);
+		return;
+	}
 	for (int r = 0; r < j->world; r++) {
 		int n = j->ranks[r].node;
 

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "lib/clock.h"
+#include "lib/utf8.h"
 #include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
 #include "backend/sched/queue.h"
@@ -145,7 +146,7 @@ backend_launch_rank(struct backend *b, struct job_state *j, int r)
 {
 	struct fleet_node *fn = &b->fleet.nodes[j->ranks[r].node];
 	const struct submit_opts *so = &j->opts;
-	char		 ckdir[PATH_MAX + 64];
+	char		 ckdir[PATH_MAX + 64], err[128];
 	json_t		*m;
 	int		 local = 0;
 
@@ -154,16 +155,28 @@ backend_launch_rank(struct backend *b, struct job_state *j, int r)
 	for (int i = 0; i < r; i++)
 		local += j->ranks[i].node == (int)(fn - b->fleet.nodes);
 	job_ckdir(b, j, ckdir, sizeof ckdir);
-	m = json_pack("{s:s, s:s, s:s, s:i, s:i, s:i, s:s, s:s, s:s, s:s, "
-	    "s:b, s:i, s:i, s:i, s:i}", "t", MSG_CMD, "cmd", "launch",
-	    "job", j->name, "rank", r, "world", j->world,
+	/* backend_submit checked that the paths are UTF-8. */
+	m = proto_pack(err, sizeof err, "{s:s, s:s, s:s, s:i, s:i, s:i, s:s, "
+	    "s:s, s:s, s:s, s:b, s:i, s:i, s:i, s:i, s:s}", "t", MSG_CMD,
+	    "cmd", "launch", "job", j->name, "rank", r, "world", j->world,
 	    "generation", j->generation, "node", fn->spec->name,
 	    "addr", fn->addr, "spec_file", j->spec_file, "spec_yaml", j->yaml,
 	    "resume", so->resume || j->generation > 0,
 	    "stop_after_epochs", so->stop_after_epochs,
 	    "trace_steps", so->trace_steps, "slow_data_ms", so->slow_data_ms,
-	    "timeout_ms", (int)(j->spec.policy.heartbeat_timeout_s * 1000));
-	json_object_set_new(m, "checkpoint_dir", json_string(ckdir));
+	    "timeout_ms", (int)(j->spec.policy.heartbeat_timeout_s * 1000),
+	    "checkpoint_dir", ckdir);
+	memset(&j->ranks[r], 0, offsetof(struct rank_state, h_loss));
+	j->ranks[r].node = (int)(fn - b->fleet.nodes);
+	j->ranks[r].last_seen = clock_mono();
+	if (m == NULL) {
+		j->ranks[r].status = RANK_FAILED;
+		snprintf(j->ranks[r].exit_reason, sizeof j->ranks[r].exit_reason,
+		    "the launch: %s", err);
+		backend_event(b, j->name, "failed", r, fn->spec->name, "rank %d: "
+		    "%s", r, j->ranks[r].exit_reason);
+		return;
+	}
 	json_object_set_new(m, "run", json_integer(j->run));
 	json_object_set_new(m, "local_rank", json_integer(local));
 	json_object_set_new(m, "slow_ms", json_integer(inject_for(j, r,
@@ -172,9 +185,6 @@ backend_launch_rank(struct backend *b, struct job_state *j, int r)
 	    (so->leak_rank < 0 || so->leak_rank == r) ? so->leak_bytes : 0));
 	json_object_set_new(m, "crash_at", json_integer(j->generation == 0 &&
 	    (so->crash_rank < 0 || so->crash_rank == r) ? so->crash_at : 0));
-	memset(&j->ranks[r], 0, offsetof(struct rank_state, h_loss));
-	j->ranks[r].node = (int)(fn - b->fleet.nodes);
-	j->ranks[r].last_seen = clock_mono();
 	if (fleet_send(fn, m) != 0) {
 		j->ranks[r].status = RANK_FAILED;
 		backend_event(b, j->name, "failed", r, fn->spec->name,
@@ -189,15 +199,19 @@ static void
 backend_journal_job(struct backend *b, struct job_state *j)
 {
 	json_t	*placement = json_array(), *rec;
+	char	 err[128];
 
 	for (int r = 0; r < j->world; r++)
 		json_array_append_new(placement,
 		    json_string(b->cluster->nodes[j->ranks[r].node].name));
-	rec = json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:I, s:o}", "t", MSG_JOB,
-	    "job", j->name, "spec_file", j->spec_file, "yaml", j->yaml,
-	    "world", j->world, "generation", j->generation,
+	rec = proto_pack(err, sizeof err, "{s:s, s:s, s:s, s:s, s:i, s:i, s:I, "
+	    "s:o}", "t", MSG_JOB, "job", j->name, "spec_file", j->spec_file,
+	    "yaml", j->yaml, "world", j->world, "generation", j->generation,
 	    "run", (json_int_t)j->run, "placement", placement);
-	journal_append(b->journal, rec);
+	if (rec == NULL || journal_append(b->journal, rec) != 0)
+		backend_event(b, j->name, "refused", -1, NULL, "the journal did "
+		    "not take the launch: %s", rec == NULL ? err :
+		    strerror(errno));
 	json_decref(rec);
 }
 
@@ -227,6 +241,33 @@ backend_versions_agree(struct backend *b, char *err, size_t errlen)
 	return rc;
 }
 
+/* The job file's path and its checkpoint directory travel in frames and
+ * the journal, which hold UTF-8 only. */
+static bool
+job_paths_utf8(const struct backend *b, const char *spec_file,
+    const struct job_spec *spec, char *err, size_t errlen)
+{
+	char	 ck[PATH_MAX + 64], fixed[PATH_MAX + 64];
+
+	if (spec->checkpoint.dir[0] != '\0')
+		snprintf(ck, sizeof ck, "%s", spec->checkpoint.dir);
+	else
+		snprintf(ck, sizeof ck, "%s/checkpoints/%s", b->dir, spec->name);
+	snprintf(fixed, sizeof fixed, "%s", spec_file);
+	if (strcmp(utf8_fix(fixed, sizeof fixed), spec_file) != 0) {
+		snprintf(err, errlen, "%s: the job file's path is not UTF-8; "
+		    "rename it", fixed);
+		return false;
+	}
+	snprintf(fixed, sizeof fixed, "%s", ck);
+	if (strcmp(utf8_fix(fixed, sizeof fixed), ck) != 0) {
+		snprintf(err, errlen, "%s: the checkpoint directory's path is "
+		    "not UTF-8", fixed);
+		return false;
+	}
+	return true;
+}
+
 int
 backend_submit(struct backend *b, const char *spec_file,
     const struct submit_opts *so, char *err, size_t errlen)
@@ -243,6 +284,10 @@ backend_submit(struct backend *b, const char *spec_file,
 		    errs.v[0].line, errs.v[0].col, errs.v[0].msg, errs.n > 1 ?
 		    " (and more: hunter validate lists them all)" : "");
 		spec_errors_free(&errs);
+		free(yaml);
+		return -1;
+	}
+	if (!job_paths_utf8(b, spec_file, &spec, err, errlen)) {
 		free(yaml);
 		return -1;
 	}
@@ -363,6 +408,7 @@ backend_job_done(struct backend *b, struct job_state *j)
 {
 	const char	*st = "failed";
 	json_t		*rec;
+	char		 err[128];
 
 	for (int r = 0; r < j->world; r++) {
 		if (j->ranks[r].status == RANK_RUNNING ||
@@ -395,9 +441,12 @@ backend_job_done(struct backend *b, struct job_state *j)
 		if (b->used[j->ranks[r].node] > 0)
 			b->used[j->ranks[r].node]--;
 	}
-	rec = json_pack("{s:s, s:s, s:s}", "t", MSG_JOB_END, "job", j->name,
-	    "state", j->state);
-	journal_append(b->journal, rec);
+	rec = proto_pack(err, sizeof err, "{s:s, s:s, s:s}", "t", MSG_JOB_END,
+	    "job", j->name, "state", j->state);
+	if (rec == NULL || journal_append(b->journal, rec) != 0)
+		backend_event(b, j->name, "refused", -1, NULL, "the journal did "
+		    "not take the end of the job: %s", rec == NULL ? err :
+		    strerror(errno));
 	json_decref(rec);
 	backend_schedule(b);		/* the freed slots may fit a queued job */
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "lib/clock.h"
+#include "lib/utf8.h"
 #include "backend/proto/proto.h"
 #include "backend/core/backend-internal.h"
 
@@ -292,9 +293,9 @@ backend_console_frame(struct backend *b, struct console_peer *p,
     const json_t *msg)
 {
 	const char	*reason = "expected a cmd frame";
-	char		 err[300];
+	char		 err[300], text[1024];
 	size_t		 ne = json_array_size(b->events);
-	json_t		*last;
+	json_t		*last, *m;
 
 	switch (proto_kind(msg, err, sizeof err)) {
 	case PK_CMD:
@@ -304,8 +305,9 @@ backend_console_frame(struct backend *b, struct console_peer *p,
 			return;
 		}
 		if (backend_command(b, msg) == 0) {
-			proto_send_new(p->fd, json_pack("{s:s, s:s}", "t",
-			    MSG_OK, "reason", "accepted"));
+			if ((m = proto_pack(err, sizeof err, "{s:s, s:s}", "t",
+			    MSG_OK, "reason", "accepted")) != NULL)
+				proto_send_new(p->fd, m);
 			return;
 		}
 		last = json_array_size(b->events) > ne ? json_array_get(
@@ -319,8 +321,11 @@ backend_console_frame(struct backend *b, struct console_peer *p,
 	default:
 		break;
 	}
-	proto_send_new(p->fd, json_pack("{s:s, s:s}", "t", MSG_ERROR,
-	    "reason", reason));
+	/* proto_kind's message may quote the peer's bytes, cut short. */
+	snprintf(text, sizeof text, "%s", reason != NULL ? reason : "refused");
+	if ((m = proto_pack(err, sizeof err, "{s:s, s:s}", "t", MSG_ERROR,
+	    "reason", utf8_fix(text, sizeof text))) != NULL)
+		proto_send_new(p->fd, m);
 }
 
 static void

@@ -7,12 +7,14 @@
  * (backend_relaunch in backend-jobs.c, once every rank has exited).  Each
  * decision goes to the journal with its reason.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/clock.h"
+#include "lib/utf8.h"
 #include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
 #include "backend/core/backend-internal.h"
@@ -35,6 +37,7 @@ backend_restart(struct backend *b, struct job_state *j, const int *node_of,
 {
 	va_list	 ap;
 	json_t	*rec;
+	char	 err[128];
 
 	if (j->done || j->restart.pending)
 		return -1;
@@ -46,10 +49,14 @@ backend_restart(struct backend *b, struct job_state *j, const int *node_of,
 	va_start(ap, fmt);
 	vsnprintf(j->restart.reason, sizeof j->restart.reason, fmt, ap);
 	va_end(ap);
-	rec = json_pack("{s:s, s:s, s:s, s:s, s:i}", "t", MSG_DECISION, "job",
-	    j->name, "kind", kind, "reason", j->restart.reason,
-	    "generation", j->generation);
-	journal_append(b->journal, rec);
+	utf8_fix(j->restart.reason, sizeof j->restart.reason);
+	rec = proto_pack(err, sizeof err, "{s:s, s:s, s:s, s:s, s:i}", "t",
+	    MSG_DECISION, "job", j->name, "kind", kind, "reason",
+	    j->restart.reason, "generation", j->generation);
+	if (rec == NULL || journal_append(b->journal, rec) != 0)
+		backend_event(b, j->name, "refused", -1, NULL, "the journal "
+		    "did not take the decision (%s): %s", kind, rec == NULL ?
+		    err : strerror(errno));
 	json_decref(rec);
 	backend_send_cmd(b, j, JOB_CMD_STOP);
 	return 0;

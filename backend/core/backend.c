@@ -21,6 +21,7 @@
 #include "lib/lock.h"
 #include "lib/net.h"
 #include "lib/statedir.h"
+#include "lib/utf8.h"
 #include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
 #include "backend/core/backend-internal.h"
@@ -28,6 +29,8 @@
 void
 backend_emit(struct backend *b, const json_t *msg)
 {
+	if (msg == NULL)
+		return;
 	if (proto_kind(msg, NULL, 0) == PK_EVENT) {
 		if (json_array_size(b->events) >= BACKEND_EVENTS_MAX)
 			json_array_remove(b->events, 0);
@@ -42,16 +45,24 @@ void
 backend_event(struct backend *b, const char *job, const char *kind, int rank,
     const char *node, const char *fmt, ...)
 {
-	char	 reason[1024];
+	char	 reason[1024], err[128];
 	va_list	 ap;
 	json_t	*ev;
 
 	va_start(ap, fmt);
 	vsnprintf(reason, sizeof reason, fmt, ap);
 	va_end(ap);
-	ev = json_pack("{s:s, s:s, s:s, s:i, s:s, s:s, s:s}", "t", MSG_EVENT,
-	    "job", job ? job : "", "kind", kind, "rank", rank,
+	/* A reason may quote a peer or a file and was cut to the buffer:
+	 * on a character boundary, stray bytes as '?', or jansson refuses
+	 * it.  Job, kind and node are names the specs restrict to ASCII. */
+	utf8_fix(reason, sizeof reason);
+	ev = proto_pack(err, sizeof err, "{s:s, s:s, s:s, s:i, s:s, s:s, s:s}",
+	    "t", MSG_EVENT, "job", job ? job : "", "kind", kind, "rank", rank,
 	    "node", node ? node : "", "reason", reason, "source", "backend");
+	if (ev == NULL) {
+		fprintf(stderr, "hunter: a %s event: %s\n", kind, err);
+		return;
+	}
 	if (b->journal != NULL)
 		journal_append(b->journal, ev);
 	backend_emit(b, ev);

@@ -62,9 +62,16 @@ journal_append(struct journal *j, json_t *obj)
 	size_t		 len;
 	int		 rc = 0;
 
+	if (obj == NULL) {	/* a pack that failed: its caller says why */
+		errno = EINVAL;
+		return -1;
+	}
 	gettimeofday(&tv, NULL);
 	json_object_set_new(obj, "ts", json_real(tv.tv_sec + tv.tv_usec * 1e-6));
-	line = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	if ((line = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER)) == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
 	len = strlen(line);
 	line = xrealloc(line, len + 2);
 	line[len++] = '\n';

@@ -24,6 +24,7 @@
 
 #include <jansson.h>
 
+#include "lib/utf8.h"
 #include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
 #include "backend/fleet/ssh.h"
@@ -104,10 +105,10 @@ pump_last_line(struct pump *p)
 
 /* Tell the fleet why the link ends; best effort, it may be gone. */
 static void
-pump_say_why(struct pump *p, const char *why)
+pump_say_why(struct pump *p, char *why, size_t size)
 {
 	json_t	*m = json_pack("{s:s, s:s, s:s}", "t", MSG_ERROR, "node",
-	    p->node, "reason", why);
+	    p->node, "reason", utf8_fix(why, size));	/* quotes the remote */
 	uint8_t	*frame;
 	size_t	 len;
 
@@ -185,7 +186,7 @@ pump_main(void *arg)
 		}
 	}
 	if (why[0] != '\0')
-		pump_say_why(p, why);
+		pump_say_why(p, why, sizeof why);
 	shutdown(p->fd, SHUT_RDWR);
 	close(p->fd);
 	if (ssh_channel_is_open(p->ch)) {

@@ -1,5 +1,6 @@
 /*
- * test-core.c: the backend's store and journal.
+ * test-core.c: the backend's store and journal, and the UTF-8 cut that
+ * the backend's reasons go through.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "lib/utf8.h"
 #include "backend/core/journal.h"
 #include "backend/core/store.h"
 
@@ -165,6 +167,32 @@ t_journal_cut_line(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* Cut on a character boundary, stray bytes as '?' (lib/utf8.h): what a
+ * reason must be before jansson takes it. */
+static void
+t_utf8_cut(void **state)
+{
+	char	 buf[8], text[16];
+	json_t	*o;
+
+	(void)state;
+	assert_int_equal(utf8_cut("a\xe2\x82\xac", 4, 3), 1);	/* in the euro */
+	assert_int_equal(utf8_cut("a\xe2\x82\xac", 4, 4), 4);
+	assert_int_equal(utf8_cut("ab\xc3\xa9", 4, 3), 2);
+	assert_int_equal(utf8_cut("\xf0\x9f\x98\x80x", 5, 4), 4);
+	assert_int_equal(utf8_cut("\xf0\x9f\x98\x80x", 5, 3), 0);
+	assert_int_equal(utf8_cut("abc", 3, 10), 3);
+	/* What vsnprintf leaves in an 8-byte buffer: the third euro cut. */
+	snprintf(buf, sizeof buf, "%s", "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac");
+	assert_null(json_pack("{s:s}", "r", buf));	/* what crashed */
+	assert_string_equal(utf8_fix(buf, sizeof buf), "\xe2\x82\xac\xe2\x82\xac");
+	snprintf(text, sizeof text, "a\xff" "b\xc3(\xed\xa0\x80");
+	assert_string_equal(utf8_fix(text, sizeof text), "a?b?(???");
+	o = json_pack("{s:s}", "r", text);
+	assert_non_null(o);
+	json_decref(o);
+}
+
 int
 main(void)
 {
@@ -172,6 +200,7 @@ main(void)
 		cmocka_unit_test(t_store_park_and_wake),
 		cmocka_unit_test(t_store_timeout_and_drop),
 		cmocka_unit_test(t_journal_cut_line),
+		cmocka_unit_test(t_utf8_cut),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
