@@ -230,7 +230,7 @@ cmd_run(int argc, char **argv)
 	struct job_state	*j;
 	struct sigaction	 sa = { .sa_handler = run_on_signal };
 	const char		*cluster_file = NULL, *name = NULL;
-	char			 err[2048];
+	char			 err[2048], own[SPEC_NAME_MAX];
 	int			 c, attach = 0, asked = 0, rc;
 
 	optind = 1;
@@ -293,6 +293,8 @@ cmd_run(int argc, char **argv)
 		return 1;
 	}
 	j = backend_job(b, NULL);
+	/* Its own job, by name: jobs submitted on console.sock come later. */
+	snprintf(own, sizeof own, "%s", j->name);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
@@ -316,7 +318,7 @@ cmd_run(int argc, char **argv)
 			rc = 130;
 			break;
 		}
-		j = backend_job(b, NULL);
+		j = backend_job(b, own);
 	}
 	if (j->done) {
 		run_summary(&ctx, j);

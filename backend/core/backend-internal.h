@@ -78,6 +78,8 @@ void	backend_launch_job(struct backend *, struct job_state *,
 	    const char *note);
 /* "local0, local0, local2, local2" for events (a static buffer). */
 const char *placement_text(struct backend *, const struct job_state *);
+/* The store scope of j's run and generation (store.h): "RUN.gN". */
+void	backend_store_scope(const struct job_state *, char *buf, size_t len);
 
 /* backend-command.c */
 int	backend_command(struct backend *, const json_t *cmd);

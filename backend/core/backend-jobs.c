@@ -35,6 +35,12 @@ placement_text(struct backend *b, const struct job_state *j)
 	return buf;
 }
 
+void
+backend_store_scope(const struct job_state *j, char *buf, size_t len)
+{
+	snprintf(buf, len, "%lld.g%d", j->run, j->generation);
+}
+
 /* Milliseconds since the epoch: unique enough for launches that the same
  * state directory's lock already serialises. */
 static long long
@@ -381,6 +387,8 @@ backend_launch_job(struct backend *b, struct job_state *j, const char *note)
 static void
 backend_relaunch(struct backend *b, struct job_state *j)
 {
+	char	 scope[64];
+
 	for (int r = 0; r < j->world; r++) {
 		if (b->used[j->ranks[r].node] > 0)
 			b->used[j->ranks[r].node]--;
@@ -390,6 +398,8 @@ backend_relaunch(struct backend *b, struct job_state *j)
 	free(j->restart.node_of);
 	j->restart.node_of = NULL;
 	j->restart.pending = false;
+	backend_store_scope(j, scope, sizeof scope);
+	store_drop_scope(b->store, scope);	/* the old group's addresses */
 	j->generation++;
 	j->restarts++;
 	j->paused = false;
@@ -437,6 +447,8 @@ backend_job_done(struct backend *b, struct job_state *j)
 	}
 	snprintf(j->state, sizeof j->state, "%s", st);
 	j->done = true;
+	backend_store_scope(j, err, sizeof err);
+	store_drop_scope(b->store, err);
 	for (int r = 0; r < j->world; r++) {
 		if (b->used[j->ranks[r].node] > 0)
 			b->used[j->ranks[r].node]--;

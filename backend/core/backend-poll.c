@@ -44,8 +44,12 @@ backend_rank_exit(struct backend *b, struct job_state *j, int r,
 	json_int_t	 code = json_integer_value(json_object_get(msg, "code"));
 	const char	*node = b->fleet.nodes[rs->node].spec->name;
 
+	char		 scope[64];
+
 	if (rs->status == RANK_EXITED || rs->status == RANK_FAILED)
 		return;
+	backend_store_scope(j, scope, sizeof scope);
+	store_drop_rank(b->store, scope, r);
 	if (j->restart.pending) {	/* expected: the group is re-forming */
 		rs->status = RANK_EXITED;
 		backend_job_done(b, j);
@@ -186,6 +190,28 @@ backend_agent_hello(struct backend *b, struct fleet_node *fn, json_t *msg)
 	}
 }
 
+/* A worker's store request, relayed and tagged by its agent: in the
+ * scope of its run and generation, or refused when that is not live (an
+ * old generation's straggler, a run that ended). */
+static void
+backend_store_request(struct backend *b, struct fleet_node *fn, json_t *msg)
+{
+	int		 link = (int)(fn - b->fleet.nodes), r = -1;
+	struct job_state *j = backend_frame_job(b, msg, &r);
+	char		 scope[64], why[200];
+
+	if (j == NULL || r < 0 || j->queued || !json_is_integer(
+	    json_object_get(msg, "generation"))) {
+		snprintf(why, sizeof why, "no live run of job %.64s has this "
+		    "rank and generation", json_string_value(json_object_get(
+		    msg, "job")) ?: "?");
+		store_refuse(b->store, link, msg, why);
+		return;
+	}
+	backend_store_scope(j, scope, sizeof scope);
+	store_handle(b->store, link, scope, msg, clock_mono());
+}
+
 /* A frame from the agent of fn: the state model first, then the
  * observer's feed, for every frame of a job of ours. */
 static void
@@ -207,8 +233,7 @@ backend_agent_frame(struct backend *b, struct fleet_node *fn, json_t *msg)
 		backend_agent_hello(b, fn, msg);
 		return;
 	case PK_STORE:
-		store_handle(b->store, (int)(fn - b->fleet.nodes), msg,
-		    clock_mono());
+		backend_store_request(b, fn, msg);
 		return;
 	case PK_ERROR:		/* e.g. the remote agent could not start */
 		backend_event(b, NULL, "refused", -1, fn->spec->name,

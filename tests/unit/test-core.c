@@ -57,12 +57,12 @@ t_store_park_and_wake(void **state)
 
 	(void)state;
 	m = get("j/g0/a", 7, 1000);
-	store_handle(s, 3, m, 0.0);
+	store_handle(s, 3, "1.g0", m, 0.0);
 	json_decref(m);
 	assert_int_equal(r.n, 0);		/* parked */
 	m = json_pack("{s:s, s:s, s:s, s:s}", "t", "store", "op", "set",
 	    "key", "j/g0/a", "value", "QUJD");
-	store_handle(s, 5, m, 0.1);
+	store_handle(s, 5, "1.g0", m, 0.1);
 	json_decref(m);
 	assert_int_equal(r.n, 1);		/* woken, answered on link 3 */
 	assert_int_equal(r.link[0], 3);
@@ -72,7 +72,7 @@ t_store_park_and_wake(void **state)
 	assert_int_equal(json_integer_value(json_object_get(r.v[0], "rank")), 1);
 	/* A second get is answered at once. */
 	m = get("j/g0/a", 8, 1000);
-	store_handle(s, 4, m, 0.2);
+	store_handle(s, 4, "1.g0", m, 0.2);
 	json_decref(m);
 	assert_int_equal(r.n, 2);
 	assert_int_equal(r.link[1], 4);
@@ -90,10 +90,10 @@ t_store_timeout_and_drop(void **state)
 
 	(void)state;
 	m = get("missing", 1, 500);
-	store_handle(s, 1, m, 10.0);
+	store_handle(s, 1, "1.g0", m, 10.0);
 	json_decref(m);
 	m = get("other", 2, 500);
-	store_handle(s, 2, m, 10.0);
+	store_handle(s, 2, "1.g0", m, 10.0);
 	json_decref(m);
 	store_tick(s, 10.4);
 	assert_int_equal(r.n, 0);
@@ -104,7 +104,7 @@ t_store_timeout_and_drop(void **state)
 	assert_string_equal(json_string_value(json_object_get(r.v[0], "op")), "error");
 	replies_free(&r);
 	m = json_pack("{s:s, s:s}", "t", "store", "op", "set");
-	store_handle(s, 1, m, 11.0);		/* no key: an error, not a crash */
+	store_handle(s, 1, "1.g0", m, 11.0);		/* no key: an error, not a crash */
 	json_decref(m);
 	assert_int_equal(r.n, 1);
 	assert_string_equal(json_string_value(json_object_get(r.v[0], "op")), "error");
@@ -193,6 +193,8 @@ t_utf8_cut(void **state)
 	json_decref(o);
 }
 
+int	test_core_limits(void);
+
 int
 main(void)
 {
@@ -202,5 +204,7 @@ main(void)
 		cmocka_unit_test(t_journal_cut_line),
 		cmocka_unit_test(t_utf8_cut),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	int	 failed = cmocka_run_group_tests(tests, NULL, NULL);
+
+	return failed + test_core_limits();
 }
