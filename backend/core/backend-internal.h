@@ -78,6 +78,10 @@ void	backend_launch_job(struct backend *, struct job_state *,
 	    const char *note);
 /* "local0, local0, local2, local2" for events (a static buffer). */
 const char *placement_text(struct backend *, const struct job_state *);
+/* The journal's batched fsync, and its rotation once it is full: the new
+ * file starts with the launch records of the live jobs, so a backend
+ * that re-attaches finds them there. */
+void	backend_journal_tick(struct backend *, double now);
 /* The store scope of j's run and generation (store.h): "RUN.gN". */
 void	backend_store_scope(const struct job_state *, char *buf, size_t len);
 

@@ -221,6 +221,27 @@ backend_journal_job(struct backend *b, struct job_state *j)
 	json_decref(rec);
 }
 
+void
+backend_journal_tick(struct backend *b, double now)
+{
+	char	 err[512];
+
+	if (b->journal == NULL)
+		return;
+	journal_tick(b->journal, now);
+	if (!journal_rotate_due(b->journal))
+		return;
+	if (journal_rotate(b->journal, err, sizeof err) != 0) {
+		backend_event(b, NULL, "refused", -1, NULL, "%s", err);
+		journal_set_limit(b->journal, JOURNAL_MAX_BYTES * 2);
+		return;
+	}
+	for (int i = 0; i < b->njobs; i++) {
+		if (!b->jobs[i].done && !b->jobs[i].queued)
+			backend_journal_job(b, &b->jobs[i]);
+	}
+}
+
 /* Versions must agree across the nodes and this console before a launch
  * (docs/architecture.md, "Scheduler").  Waits up to 5 s for hellos still on their way
  * when called from outside the loop with no loop thread running. */

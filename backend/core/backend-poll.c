@@ -278,7 +278,7 @@ backend_agent_frame(struct backend *b, struct fleet_node *fn, json_t *msg)
 		else if (strcmp(kind, "resumed") == 0)
 			j->paused = false;
 		copy = json_deep_copy(msg);
-		journal_append(b->journal, copy);
+		journal_append_lazy(b->journal, copy);
 		json_decref(copy);
 		break;
 	default:
@@ -431,6 +431,7 @@ backend_poll_locked(struct backend *b, int timeout_ms)
 		}
 	}
 	store_tick(b->store, clock_mono());
+	backend_journal_tick(b, clock_mono());
 	if (clock_mono() >= b->next_detect) {
 		detect_tick(b, clock_mono());
 		b->next_detect = clock_mono() + 1.0;

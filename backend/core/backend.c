@@ -63,8 +63,8 @@ backend_event(struct backend *b, const char *job, const char *kind, int rank,
 		fprintf(stderr, "hunter: a %s event: %s\n", kind, err);
 		return;
 	}
-	if (b->journal != NULL)
-		journal_append(b->journal, ev);
+	if (b->journal != NULL)		/* durable with the next decision */
+		journal_append_lazy(b->journal, ev);
 	backend_emit(b, ev);
 	json_decref(ev);
 }
@@ -167,6 +167,10 @@ backend_open(const struct backend_opts *o, char *err, size_t errlen)
 	snprintf(path, sizeof path, "%s/journal.jsonl", b->dir);
 	if ((b->journal = journal_open(path, err, errlen)) == NULL)
 		goto fail;
+	/* For tests: rotate a journal at this size (bytes). */
+	if (getenv("HUNTER_JOURNAL_MAX_BYTES") != NULL)
+		journal_set_limit(b->journal, atoll(getenv(
+		    "HUNTER_JOURNAL_MAX_BYTES")));
 	snprintf(path, sizeof path, "%s/console.sock", b->dir);
 	unlink(path);	/* we hold the lock: any socket there is stale */
 	if ((b->console_fd = net_listen_unix(path, err, errlen)) < 0)

@@ -1,7 +1,8 @@
 /*
  * test-core-limits.c: the bounds of the backend's store and journal
  * (issue 21): a store scope per run and generation, dropped whole; the
- * timeout, key, byte and parked-get bounds; a dead rank's parked gets.
+ * timeout, key, byte and parked-get bounds; a dead rank's parked gets;
+ * the journal's batched fsyncs, in order, and its rotation.
  * Run from test-core.c's main.
  */
 #include <stdarg.h>
@@ -153,12 +154,78 @@ t_store_bounds(void **state)
 	store_free(s);
 }
 
+static void
+count_line(void *ctx, json_t *rec)
+{
+	int	*n = ctx;
+
+	assert_int_equal(json_integer_value(json_object_get(rec, "i")), *n);
+	(*n)++;
+}
+
+static void
+append(struct journal *j, int i, int lazy)
+{
+	json_t	*o = json_pack("{s:s, s:i}", "t", "x", "i", i);
+
+	assert_int_equal(lazy ? journal_append_lazy(j, o) :
+	    journal_append(j, o), 0);
+	json_decref(o);
+}
+
+/* A thousand lazy records cost no fsync until the tick or a durable one;
+ * order is kept; a full file rotates to PATH.1 and a new one starts. */
+static void
+t_journal_batch_rotate(void **state)
+{
+	char		 dir[] = "/tmp/hunter-test-journal.XXXXXX", path[256];
+	char		 old[300], err[512] = "", cmd[300];
+	struct journal	*j;
+	int		 n = 0, bad;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/journal.jsonl", dir);
+	snprintf(old, sizeof old, "%s.1", path);
+	assert_non_null(j = journal_open(path, err, sizeof err));
+	assert_int_equal(journal_append(j, NULL), -1);	/* a failed pack */
+	for (int i = 0; i < 1000; i++)
+		append(j, i, 1);
+	assert_int_equal(journal_syncs(j), 0);
+	assert_int_equal(journal_tick(j, 0), 0);	/* not a second old */
+	assert_int_equal(journal_syncs(j), 0);
+	append(j, 1000, 0);				/* durable: one fsync */
+	assert_int_equal(journal_syncs(j), 1);
+	append(j, 1001, 1);
+	journal_tick(j, 1e9);
+	assert_int_equal(journal_syncs(j), 2);
+	assert_int_equal(journal_replay(path, count_line, &n, &bad, err,
+	    sizeof err), 1002);
+	assert_false(journal_rotate_due(j));
+	journal_set_limit(j, 4096);
+	assert_true(journal_rotate_due(j));
+	assert_int_equal(journal_rotate(j, err, sizeof err), 0);
+	assert_false(journal_rotate_due(j));
+	n = 0;
+	assert_int_equal(journal_replay(old, count_line, &n, &bad, err,
+	    sizeof err), 1002);
+	n = 0;
+	append(j, 0, 0);
+	append(j, 1, 1);
+	journal_close(j);
+	assert_int_equal(journal_replay(path, count_line, &n, &bad, err,
+	    sizeof err), 2);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int
 test_core_limits(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_store_scopes),
 		cmocka_unit_test(t_store_bounds),
+		cmocka_unit_test(t_journal_batch_rotate),
 	};
 	return cmocka_run_group_tests_name("store and journal bounds", tests,
 	    NULL, NULL);
