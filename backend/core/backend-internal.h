@@ -11,11 +11,15 @@
 #include "backend/core/backend.h"
 
 #define MAX_CONSOLE_PEERS	16
+/* A console.sock client sends its command and reads the answer at once
+ * (hunter ctl, a takeover); one that says nothing this long is gone. */
+#define CONSOLE_IDLE_S		10
 #define BACKEND_EVENTS_MAX	500
 
 struct console_peer {
 	int		 fd;
 	struct proto_reader rd;
+	double		 last_seen;	/* CLOCK_MONOTONIC of its last bytes */
 };
 
 struct backend {

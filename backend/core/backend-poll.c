@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "lib/clock.h"
+#include "lib/net.h"
 #include "lib/utf8.h"
 #include "backend/proto/proto.h"
 #include "backend/core/backend-internal.h"
@@ -354,6 +355,14 @@ backend_console_frame(struct backend *b, struct console_peer *p,
 }
 
 static void
+backend_console_close(struct backend *b, int i)
+{
+	close(b->peers[i].fd);
+	proto_reader_free(&b->peers[i].rd);
+	b->peers[i] = b->peers[--b->npeers];
+}
+
+static void
 backend_console_input(struct backend *b, int i)
 {
 	struct console_peer *p = &b->peers[i];
@@ -361,15 +370,44 @@ backend_console_input(struct backend *b, int i)
 	ssize_t		 n = proto_reader_fill(&p->rd, p->fd);
 	int		 rc;
 
+	p->last_seen = clock_mono();
 	while ((rc = proto_reader_next(&p->rd, &msg)) == 1) {
 		backend_console_frame(b, p, msg);
 		json_decref(msg);
 	}
-	if (rc < 0 || n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-		close(p->fd);
-		proto_reader_free(&p->rd);
-		b->peers[i] = b->peers[--b->npeers];
+	if (rc < 0 || n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+		backend_console_close(b, i);
+}
+
+/*
+ * A client on console.sock: taken whenever the socket says one waits (a
+ * listening fd left readable would wake poll() at once, forever: the
+ * loop spun), and refused with a word when MAX_CONSOLE_PEERS are in.
+ */
+static void
+backend_console_accept(struct backend *b)
+{
+	char	 err[128], why[160];
+	json_t	*m;
+	int	 fd = accept4(b->console_fd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (b->npeers < MAX_CONSOLE_PEERS) {
+		b->peers[b->npeers].fd = fd;
+		b->peers[b->npeers].last_seen = clock_mono();
+		proto_reader_init(&b->peers[b->npeers].rd);
+		b->npeers++;
+		return;
 	}
+	snprintf(why, sizeof why, "too many console.sock clients (%d are "
+	    "connected); try again", MAX_CONSOLE_PEERS);
+	/* Non-blocking: a refused client that does not read holds up no one. */
+	net_set_nonblock(fd, 1);
+	if ((m = proto_pack(err, sizeof err, "{s:s, s:s}", "t", MSG_ERROR,
+	    "reason", why)) != NULL)
+		proto_send_new(fd, m);
+	close(fd);
 }
 
 int
@@ -421,15 +459,12 @@ backend_poll_locked(struct backend *b, int timeout_ms)
 		if (pfd[2 + i].revents != 0)
 			backend_console_input(b, i);
 	}
-	if ((pfd[1].revents & POLLIN) && b->npeers < MAX_CONSOLE_PEERS) {
-		int fd = accept4(b->console_fd, NULL, NULL, SOCK_CLOEXEC);
-
-		if (fd >= 0) {
-			b->peers[b->npeers].fd = fd;
-			proto_reader_init(&b->peers[b->npeers].rd);
-			b->npeers++;
-		}
+	for (int i = b->npeers - 1; i >= 0; i--) {
+		if (clock_mono() - b->peers[i].last_seen > CONSOLE_IDLE_S)
+			backend_console_close(b, i);
 	}
+	if (pfd[1].revents & POLLIN)
+		backend_console_accept(b);
 	store_tick(b->store, clock_mono());
 	backend_journal_tick(b, clock_mono());
 	if (clock_mono() >= b->next_detect) {
