@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
 #include "backend/core/backend-internal.h"
 
@@ -21,21 +22,23 @@ backend_send_cmd(struct backend *b, struct job_state *j, enum job_cmd c)
 	json_t	*m = proto_pack(err, sizeof err, "{s:s, s:s, s:s, s:I}", "t",
 	    MSG_CMD, "cmd", job_cmd_names[c], "job", j->name, "seq",
 	    (json_int_t)++j->seq[c]);
-	bool	 sent[1024] = { false };
+	bool	*sent;
 
 	if (m == NULL) {
 		backend_event(b, j->name, "refused", -1, NULL, "%s: %s",
 		    job_cmd_names[c], err);
 		return;
 	}
+	sent = xcalloc((size_t)b->fleet.n + 1, sizeof *sent);
 	for (int r = 0; r < j->world; r++) {
 		int n = j->ranks[r].node;
 
-		if (n < 1024 && !sent[n]) {
+		if (n >= 0 && n < b->fleet.n && !sent[n]) {
 			sent[n] = true;
 			fleet_send(&b->fleet.nodes[n], m);
 		}
 	}
+	free(sent);
 	json_decref(m);
 }
 

@@ -6,6 +6,7 @@
 #define HUNTER_BACKEND_INTERNAL_H
 
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 
 #include "backend/core/backend.h"
@@ -39,6 +40,8 @@ struct backend {
 	json_t		*events;	/* the newest, oldest first */
 	struct backend_observer obs;
 	int		 console_fd;
+	struct pollfd	*pfd;		/* the poll set: 2 + peers + nodes */
+	int		*pfd_node;	/* the node of each node entry */
 	struct console_peer peers[MAX_CONSOLE_PEERS];
 	int		 npeers;
 	bool		 detach;

@@ -12,6 +12,7 @@
 
 #include "lib/clock.h"
 #include "lib/net.h"
+#include "lib/xmalloc.h"
 #include "lib/utf8.h"
 #include "backend/proto/proto.h"
 #include "backend/core/backend-internal.h"
@@ -413,12 +414,21 @@ backend_console_accept(struct backend *b)
 int
 backend_poll_locked(struct backend *b, int timeout_ms)
 {
-	struct pollfd	 pfd[2 + MAX_CONSOLE_PEERS + 1024];
-	int		 map[1024], n = 0, nn = 0, np, rc;
+	struct pollfd	*pfd;
+	int		*map, n = 0, nn = 0, np, rc;
 	double		 now;
 	char		 buf[64];
 
 	pthread_mutex_lock(&b->mu);
+	/* Every node of the cluster, not a fixed number of them: nodes past
+	 * the first 1024 were never read, silently dead. */
+	if (b->pfd == NULL) {
+		b->pfd = xcalloc(2 + MAX_CONSOLE_PEERS + (size_t)b->fleet.n,
+		    sizeof *b->pfd);
+		b->pfd_node = xcalloc((size_t)b->fleet.n + 1, sizeof *b->pfd_node);
+	}
+	pfd = b->pfd;
+	map = b->pfd_node;
 	b->in_loop = true;
 	backend_run_commands(b);
 	now = clock_mono();
@@ -433,7 +443,7 @@ backend_poll_locked(struct backend *b, int timeout_ms)
 	np = b->npeers;
 	for (int i = 0; i < np; i++)
 		pfd[n++] = (struct pollfd){ .fd = b->peers[i].fd, .events = POLLIN };
-	for (int i = 0; i < b->fleet.n && nn < 1024; i++) {
+	for (int i = 0; i < b->fleet.n; i++) {
 		if (b->fleet.nodes[i].fd < 0)
 			continue;
 		map[nn++] = i;

@@ -134,6 +134,22 @@ backend_take_lock(struct backend *b, bool takeover, char *err, size_t errlen)
 	return 0;
 }
 
+/* A link per node (an SSH node's takes three fds: its socket, and both
+ * ends of the socketpair to its pump), plus the state directory's own:
+ * the default soft limit of 1024 would fail nodes silently past it. */
+static void
+backend_fd_limit(struct backend *b, const struct cluster_spec *c)
+{
+	long	 want = 3L * c->n_nodes + 64 + MAX_CONSOLE_PEERS;
+	long	 got = net_raise_nofile(want);
+
+	if (got >= 0 && got < want)
+		backend_event(b, NULL, "refused", -1, NULL, "the cluster has %d "
+		    "nodes, and this process may open %ld files (ulimit -n; "
+		    "%ld wanted): nodes past that fail to connect with \"Too "
+		    "many open files\"", c->n_nodes, got, want);
+}
+
 struct backend *
 backend_open(const struct backend_opts *o, char *err, size_t errlen)
 {
@@ -182,6 +198,7 @@ backend_open(const struct backend_opts *o, char *err, size_t errlen)
 	memcpy(b->placing.nodes, o->cluster->nodes, (size_t)o->cluster->n_nodes *
 	    sizeof *b->placing.nodes);
 	b->used = xcalloc((size_t)o->cluster->n_nodes, sizeof *b->used);
+	backend_fd_limit(b, o->cluster);
 	fleet_init(&b->fleet, o->cluster, b->dir);
 	b->nodes = xcalloc((size_t)b->fleet.n, sizeof *b->nodes);
 	for (int i = 0; i < b->fleet.n; i++)
@@ -228,6 +245,8 @@ backend_close(struct backend *b)
 	}
 	free(b->jobs);
 	free(b->nodes);
+	free(b->pfd);
+	free(b->pfd_node);
 	json_decref(b->events);
 	json_decref(b->queue);
 	if (b->wake[0] >= 0) {
