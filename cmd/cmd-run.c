@@ -128,9 +128,13 @@ run_summary(const struct run_ctx *ctx, const struct job_state *j)
 	}
 	json_object_del(s, "node");
 	json_object_del(s, "run");
+	if (j->reason[0] != '\0')	/* why it failed, or why it waited */
+		json_object_set_new(s, "reason", json_string(j->reason));
 	if (ctx->json)
 		print_json(s);
 	else {
+		if (j->reason[0] != '\0')
+			printf("summary: %s: %s\n", j->state, str(s, "reason"));
 		printf("summary: %s  epochs %d  steps %lld  test_acc %.4f  "
 		    "samples/s %.0f  data_wait %.1f%%  wall %.1fs  micro %d x "
 		    "accum %d x %d ranks\n", j->state,
@@ -307,10 +311,12 @@ cmd_run(int argc, char **argv)
 			break;
 		}
 		if (run_interrupts == 1 && !asked) {
-			fprintf(stderr, "hunter run: stopping %s at the next step "
-			    "(Ctrl-C again to detach and leave it running)\n",
-			    j->name);
+			/* With no rank running it ends at once (the summary). */
 			backend_stop_job(b, j->name);
+			if (!j->done)
+				fprintf(stderr, "hunter run: stopping %s at the next "
+				    "step (Ctrl-C again to detach and leave it "
+				    "running)\n", j->name);
 			asked = 1;
 		} else if (run_interrupts > 1) {
 			fprintf(stderr, "hunter run: detached; job %s keeps "

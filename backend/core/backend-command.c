@@ -49,6 +49,24 @@ backend_stop_job(struct backend *b, const char *name)
 
 	if (j == NULL || j->done)
 		return;
+	/* Nothing runs to stop at a step: it ends now.  A queued job keeps
+	 * why it waited; one whose ranks all failed, why they did. */
+	if (j->queued || !backend_job_running(j)) {
+		bool	 failed = false;
+
+		for (int r = 0; !j->queued && r < j->world; r++) {
+			if (j->ranks[r].status == RANK_FAILED && !failed &&
+			    j->reason[0] == '\0')
+				snprintf(j->reason, sizeof j->reason, "rank %d: %s",
+				    r, j->ranks[r].exit_reason);
+			failed |= j->ranks[r].status == RANK_FAILED;
+		}
+		backend_event(b, j->name, "stopped", -1, NULL, "stopped %s%s%s",
+		    j->queued ? "in the queue" : "with no rank running",
+		    j->reason[0] != '\0' ? ": " : "", j->reason);
+		backend_end_job(b, j, failed ? "failed" : "stopped");
+		return;
+	}
 	backend_send_cmd(b, j, JOB_CMD_STOP);
 	backend_event(b, j->name, "checkpoint", -1, NULL,
 	    "stop requested: every rank checkpoints at the same step and ends");

@@ -79,6 +79,12 @@ backend_placing(const struct backend *b)
 /* A new job called name at the end of b->jobs, "running", zeroed. */
 struct job_state *backend_new_job(struct backend *, const char *name);
 void	backend_job_done(struct backend *, struct job_state *);
+/* Whether a rank of j runs (or is about to). */
+bool	backend_job_running(const struct job_state *);
+/* j is over, as state: its slots (if it was placed) go back to the
+ * queue, its store scope goes, the journal says so. */
+void	backend_end_job(struct backend *, struct job_state *,
+	    const char *state);
 void	backend_schedule(struct backend *);
 /* Journal, announce (with placement's note, place.h) and launch j. */
 void	backend_launch_job(struct backend *, struct job_state *,
@@ -114,6 +120,13 @@ int	backend_migrate(struct backend *, struct job_state *, const json_t *cmd);
 /* backend-detect.c: the detectors (backend/sched/detect.h) over each
  * live job, and their decisions applied; once a second. */
 void	detect_tick(struct backend *, double now);
+
+/* backend-console.c: console.sock's clients */
+void	backend_console_input(struct backend *, int peer);
+/* Take a client waiting on console.sock, or refuse it when full. */
+void	backend_console_accept(struct backend *);
+/* Close the clients silent for CONSOLE_IDLE_S. */
+void	backend_console_reap(struct backend *, double now);
 
 /* backend-poll.c */
 int	backend_poll_locked(struct backend *, int timeout_ms);

@@ -1,9 +1,9 @@
 /*
- * backend-jobs.c: a job's life: submit (read and check the job file,
- * queue, place, journal, launch each rank), the re-formation's relaunch
- * as the next generation, and the end of a job, which frees its slots
- * for the queue.  Re-attaching from the journal is backend-attach.c;
- * the commands front ends post are backend-command.c.
+ * backend-jobs.c: a job's life once placed: journal and launch each
+ * rank, the re-formation's relaunch as the next generation, and the end
+ * of a job, which frees its slots for the queue.  Submit and the queue
+ * are backend-queue.c; re-attaching from the journal is
+ * backend-attach.c; the commands front ends post are backend-command.c.
  */
 #include <errno.h>
 #include <dirent.h>
@@ -18,7 +18,6 @@
 #include "lib/utf8.h"
 #include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
-#include "backend/sched/queue.h"
 #include "backend/core/backend-internal.h"
 
 /* "local0, local0, local2, local2" for events (a static buffer). */
@@ -41,17 +40,6 @@ backend_store_scope(const struct job_state *j, char *buf, size_t len)
 	snprintf(buf, len, "%lld.g%d", j->run, j->generation);
 }
 
-/* Milliseconds since the epoch: unique enough for launches that the same
- * state directory's lock already serialises. */
-static long long
-backend_run_id(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 struct job_state *
 backend_new_job(struct backend *b, const char *name)
 {
@@ -63,32 +51,6 @@ backend_new_job(struct backend *b, const char *name)
 	snprintf(j->name, sizeof j->name, "%s", name);
 	snprintf(j->state, sizeof j->state, "running");
 	return j;
-}
-
-static char *
-read_text(const char *path, char *err, size_t errlen)
-{
-	FILE	*f = fopen(path, "r");
-	char	*buf;
-	long	 n;
-
-	if (f == NULL) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	if (n < 0 || n > (1 << 20)) {
-		snprintf(err, errlen, "%s: not a job file (%ld bytes)", path, n);
-		fclose(f);
-		return NULL;
-	}
-	buf = xmalloc((size_t)n + 1);
-	n = (long)fread(buf, 1, (size_t)n, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
 }
 
 static void
@@ -147,6 +109,23 @@ inject_for(const struct job_state *j, int r, int rank, long value)
 	return j->generation == 0 && (rank < 0 || rank == r) ? (int)value : 0;
 }
 
+/* Rank r failed at its launch: the detector's failover, 2 s on, moves
+ * it to a spare or fails the job, which used to wait for it for ever. */
+static void
+backend_launch_failed(struct backend *b, struct job_state *j, int r,
+    const char *why)
+{
+	struct rank_state *rs = &j->ranks[r];
+
+	snprintf(rs->exit_reason, sizeof rs->exit_reason, "%s", why);
+	utf8_fix(rs->exit_reason, sizeof rs->exit_reason);
+	rs->status = RANK_FAILED;
+	if (j->fail_since == 0)
+		j->fail_since = clock_mono();
+	backend_event(b, j->name, "failed", r, b->cluster->nodes[rs->node].name,
+	    "rank %d: %s", r, rs->exit_reason);
+}
+
 static void
 backend_launch_rank(struct backend *b, struct job_state *j, int r)
 {
@@ -176,11 +155,7 @@ backend_launch_rank(struct backend *b, struct job_state *j, int r)
 	j->ranks[r].node = (int)(fn - b->fleet.nodes);
 	j->ranks[r].last_seen = clock_mono();
 	if (m == NULL) {
-		j->ranks[r].status = RANK_FAILED;
-		snprintf(j->ranks[r].exit_reason, sizeof j->ranks[r].exit_reason,
-		    "the launch: %s", err);
-		backend_event(b, j->name, "failed", r, fn->spec->name, "rank %d: "
-		    "%s", r, j->ranks[r].exit_reason);
+		backend_launch_failed(b, j, r, err);
 		return;
 	}
 	json_object_set_new(m, "run", json_integer(j->run));
@@ -192,9 +167,9 @@ backend_launch_rank(struct backend *b, struct job_state *j, int r)
 	json_object_set_new(m, "crash_at", json_integer(j->generation == 0 &&
 	    (so->crash_rank < 0 || so->crash_rank == r) ? so->crash_at : 0));
 	if (fleet_send(fn, m) != 0) {
-		j->ranks[r].status = RANK_FAILED;
-		backend_event(b, j->name, "failed", r, fn->spec->name,
-		    "cannot reach the agent of %s", fn->spec->name);
+		snprintf(ckdir, sizeof ckdir, "cannot reach the agent of %s",
+		    fn->spec->name);
+		backend_launch_failed(b, j, r, ckdir);
 	} else
 		j->ranks[r].status = RANK_RUNNING;
 	json_decref(m);
@@ -240,154 +215,6 @@ backend_journal_tick(struct backend *b, double now)
 		if (!b->jobs[i].done && !b->jobs[i].queued)
 			backend_journal_job(b, &b->jobs[i]);
 	}
-}
-
-/* Versions must agree across the nodes and this console before a launch
- * (docs/architecture.md, "Scheduler").  Waits up to 5 s for hellos still on their way
- * when called from outside the loop with no loop thread running. */
-static int
-backend_versions_agree(struct backend *b, char *err, size_t errlen)
-{
-	json_t	*own;
-	int	 rc;
-
-	for (int waited = 0; !b->threaded && !b->in_loop && waited < 5000;
-	    waited += 50) {
-		bool	 missing = false;
-
-		for (int i = 0; i < b->fleet.n; i++)
-			missing |= b->fleet.nodes[i].fd >= 0 &&
-			    b->fleet.nodes[i].hello == NULL;
-		if (!missing)
-			break;
-		backend_poll_locked(b, 50);
-	}
-	own = proto_hello("backend", NULL);
-	rc = fleet_check_versions(&b->fleet, own, err, errlen);
-	json_decref(own);
-	return rc;
-}
-
-/* The job file's path and its checkpoint directory travel in frames and
- * the journal, which hold UTF-8 only. */
-static bool
-job_paths_utf8(const struct backend *b, const char *spec_file,
-    const struct job_spec *spec, char *err, size_t errlen)
-{
-	char	 ck[PATH_MAX + 64], fixed[PATH_MAX + 64];
-
-	if (spec->checkpoint.dir[0] != '\0')
-		snprintf(ck, sizeof ck, "%s", spec->checkpoint.dir);
-	else
-		snprintf(ck, sizeof ck, "%s/checkpoints/%s", b->dir, spec->name);
-	snprintf(fixed, sizeof fixed, "%s", spec_file);
-	if (strcmp(utf8_fix(fixed, sizeof fixed), spec_file) != 0) {
-		snprintf(err, errlen, "%s: the job file's path is not UTF-8; "
-		    "rename it", fixed);
-		return false;
-	}
-	snprintf(fixed, sizeof fixed, "%s", ck);
-	if (strcmp(utf8_fix(fixed, sizeof fixed), ck) != 0) {
-		snprintf(err, errlen, "%s: the checkpoint directory's path is "
-		    "not UTF-8", fixed);
-		return false;
-	}
-	return true;
-}
-
-int
-backend_submit(struct backend *b, const char *spec_file,
-    const struct submit_opts *so, char *err, size_t errlen)
-{
-	struct spec_errors errs = { 0 };
-	struct job_state *j, *old;
-	struct job_spec	 spec;
-	char		*yaml;
-
-	if ((yaml = read_text(spec_file, err, errlen)) == NULL)
-		return -1;
-	if (spec_parse_job(spec_file, yaml, strlen(yaml), &spec, &errs) != 0) {
-		snprintf(err, errlen, "%s:%d:%d: %s%s", errs.v[0].file,
-		    errs.v[0].line, errs.v[0].col, errs.v[0].msg, errs.n > 1 ?
-		    " (and more: hunter validate lists them all)" : "");
-		spec_errors_free(&errs);
-		free(yaml);
-		return -1;
-	}
-	if (!job_paths_utf8(b, spec_file, &spec, err, errlen)) {
-		free(yaml);
-		return -1;
-	}
-	if ((old = backend_job(b, spec.name)) != NULL && !old->done) {
-		snprintf(err, errlen, "job %s is already running; `hunter run "
-		    "--attach` follows it", spec.name);
-		free(yaml);
-		return -1;
-	}
-	if (backend_versions_agree(b, err, errlen) != 0) {
-		backend_event(b, spec.name, "refused", -1, NULL, "%s", err);
-		free(yaml);
-		return -1;
-	}
-	if (queue_admissible(backend_placing(b), &spec, err, errlen) != 0) {
-		backend_event(b, spec.name, "refused", -1, NULL, "%s", err);
-		free(yaml);
-		return -1;
-	}
-	j = backend_new_job(b, spec.name);
-	j->opts = *so;
-	j->spec = spec;
-	j->yaml = yaml;
-	snprintf(j->spec_file, sizeof j->spec_file, "%s", spec_file);
-	j->world = spec.resources.ranks;
-	j->run = backend_run_id();
-	j->ranks = xcalloc((size_t)j->world, sizeof *j->ranks);
-	j->queued = true;
-	j->submitted = clock_mono();
-	snprintf(j->state, sizeof j->state, "queued");
-	backend_schedule(b);
-	if (j == backend_job(b, spec.name) && j->queued)
-		backend_event(b, j->name, "queued", -1, NULL, "waiting for %d "
-		    "free %s slots (%s priority)", j->world,
-		    spec_device_name(spec.resources.device),
-		    spec_priority_name(spec.priority));
-	return 0;
-}
-
-/* Place and launch what fits of the queued jobs: by priority, then by
- * submission, smaller ones backfilling past a head that does not fit. */
-void
-backend_schedule(struct backend *b)
-{
-	struct queue_entry *e = xcalloc((size_t)b->njobs + 1, sizeof *e);
-	int		*idx = xcalloc((size_t)b->njobs + 1, sizeof *idx);
-	int		 n = 0;
-
-	for (int i = 0; i < b->njobs; i++) {
-		struct job_state *j = &b->jobs[i];
-
-		if (!j->queued || j->done)
-			continue;
-		e[n] = (struct queue_entry){ .spec = &j->spec,
-		    .submitted = j->submitted,
-		    .node_of = xcalloc((size_t)j->world, sizeof(int)) };
-		idx[n++] = i;
-	}
-	queue_schedule(backend_placing(b), b->used, e, n);
-	for (int k = 0; k < n; k++) {
-		struct job_state *j = &b->jobs[idx[k]];
-
-		if (e[k].placed) {
-			j->queued = false;
-			snprintf(j->state, sizeof j->state, "running");
-			for (int r = 0; r < j->world; r++)
-				j->ranks[r].node = e[k].node_of[r];
-			backend_launch_job(b, j, e[k].note);
-		}
-		free(e[k].node_of);
-	}
-	free(e);
-	free(idx);
 }
 
 void
@@ -438,14 +265,10 @@ void
 backend_job_done(struct backend *b, struct job_state *j)
 {
 	const char	*st = "failed";
-	json_t		*rec;
-	char		 err[128];
+	int		 failed = -1;
 
-	for (int r = 0; r < j->world; r++) {
-		if (j->ranks[r].status == RANK_RUNNING ||
-		    j->ranks[r].status == RANK_PENDING)
-			return;
-	}
+	if (backend_job_running(j))
+		return;
 	if (!j->restart.pending) {
 		for (int r = 0; r < j->world; r++) {
 			if (j->ranks[r].status == RANK_FAILED &&
@@ -463,17 +286,45 @@ backend_job_done(struct backend *b, struct job_state *j)
 	    "state")) != NULL)
 		st = json_string_value(json_object_get(j->summary, "state"));
 	for (int r = 0; r < j->world; r++) {
-		if (j->ranks[r].status == RANK_FAILED)
-			st = "failed";
+		if (j->ranks[r].status == RANK_FAILED && failed < 0)
+			failed = r;
 	}
-	snprintf(j->state, sizeof j->state, "%s", st);
+	if (failed >= 0) {
+		st = "failed";
+		if (j->reason[0] == '\0')
+			snprintf(j->reason, sizeof j->reason, "rank %d on %s: %s",
+			    failed, b->cluster->nodes[j->ranks[failed].node].name,
+			    j->ranks[failed].exit_reason);
+	}
+	backend_end_job(b, j, st);
+}
+
+bool
+backend_job_running(const struct job_state *j)
+{
+	for (int r = 0; r < j->world; r++) {
+		if (j->ranks[r].status == RANK_RUNNING ||
+		    j->ranks[r].status == RANK_PENDING)
+			return true;
+	}
+	return false;
+}
+
+void
+backend_end_job(struct backend *b, struct job_state *j, const char *state)
+{
+	json_t	*rec;
+	char	 err[128];
+
+	snprintf(j->state, sizeof j->state, "%s", state);
 	j->done = true;
 	backend_store_scope(j, err, sizeof err);
 	store_drop_scope(b->store, err);
-	for (int r = 0; r < j->world; r++) {
+	for (int r = 0; !j->queued && r < j->world; r++) {
 		if (b->used[j->ranks[r].node] > 0)
 			b->used[j->ranks[r].node]--;
 	}
+	j->queued = false;
 	rec = proto_pack(err, sizeof err, "{s:s, s:s, s:s}", "t", MSG_JOB_END,
 	    "job", j->name, "state", j->state);
 	if (rec == NULL || journal_append(b->journal, rec) != 0)

@@ -1,6 +1,7 @@
 /*
  * backend-poll.c: the loop: frames from the agents into the state model
- * and the observer's feed, store requests, console.sock, reconnection.
+ * and the observer's feed, store requests, reconnection; console.sock's
+ * clients are backend-console.c's.
  */
 #include <errno.h>
 #include <poll.h>
@@ -11,9 +12,7 @@
 #include <unistd.h>
 
 #include "lib/clock.h"
-#include "lib/net.h"
 #include "lib/xmalloc.h"
-#include "lib/utf8.h"
 #include "backend/proto/proto.h"
 #include "backend/core/backend-internal.h"
 
@@ -179,6 +178,7 @@ backend_agent_hello(struct backend *b, struct fleet_node *fn, json_t *msg)
 	json_decref(fn->hello);
 	fn->hello = json_incref(msg);
 	fn->up = true;
+	fn->why[0] = '\0';
 	backend_node_gpus(b, (int)(fn - b->fleet.nodes), msg);
 	nv->up = true;
 	snprintf(nv->build, sizeof nv->build, "%s", build != NULL ? build : "");
@@ -190,6 +190,7 @@ backend_agent_hello(struct backend *b, struct fleet_node *fn, json_t *msg)
 			j->ranks[r].pid = (long)json_integer_value(
 			    json_object_get(w, "pid"));
 	}
+	backend_schedule(b);	/* a job may wait for this node */
 }
 
 /* A worker's store request, relayed and tagged by its agent: in the
@@ -241,6 +242,9 @@ backend_agent_frame(struct backend *b, struct fleet_node *fn, json_t *msg)
 		backend_event(b, NULL, "refused", -1, fn->spec->name,
 		    "node %s: %s", fn->spec->name, json_string_value(
 		    json_object_get(msg, "reason")));
+		if (!fn->up)	/* the reason it is down, until it is up */
+			fleet_set_why(fn, json_string_value(json_object_get(msg,
+			    "reason")));
 		return;
 	case PK_METRICS:
 		if (json_object_get(msg, "job") != NULL)
@@ -304,111 +308,19 @@ backend_node_input(struct backend *b, struct fleet_node *fn)
 	}
 	if (rc < 0 || n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 		store_drop_link(b->store, (int)(fn - b->fleet.nodes));
-		backend_event(b, NULL, "failover", -1, fn->spec->name,
-		    "lost the link to the agent of %s: %s; reconnecting",
-		    fn->spec->name, rc < 0 ? fn->rd.err : n == 0 ?
-		    "connection closed" : strerror(errno));
+		/* A link that ends before its hello with an error frame has
+		 * said why already (above): that is the reason it is down. */
+		if (fn->up || fn->why[0] == '\0')
+			backend_event(b, NULL, "failover", -1, fn->spec->name,
+			    "lost the link to the agent of %s: %s; reconnecting",
+			    fn->spec->name, rc < 0 ? fn->rd.err : n == 0 ?
+			    "connection closed" : strerror(errno));
+		if (fn->why[0] == '\0')
+			fleet_set_why(fn, rc < 0 ? fn->rd.err : n == 0 ?
+			    "the link closed" : strerror(errno));
 		fleet_close_node(fn);
 		b->nodes[fn - b->fleet.nodes].up = false;
 	}
-}
-
-/* A command on console.sock: answered ok, or with the reason it was
- * refused (the event the command just raised). */
-static void
-backend_console_frame(struct backend *b, struct console_peer *p,
-    const json_t *msg)
-{
-	const char	*reason = "expected a cmd frame";
-	char		 err[300], text[1024];
-	size_t		 ne = json_array_size(b->events);
-	json_t		*last, *m;
-
-	switch (proto_kind(msg, err, sizeof err)) {
-	case PK_CMD:
-		if (strcmp(json_string_value(json_object_get(msg, "cmd")),
-		    "detach") == 0) {
-			b->detach = true;
-			return;
-		}
-		if (backend_command(b, msg) == 0) {
-			if ((m = proto_pack(err, sizeof err, "{s:s, s:s}", "t",
-			    MSG_OK, "reason", "accepted")) != NULL)
-				proto_send_new(p->fd, m);
-			return;
-		}
-		last = json_array_size(b->events) > ne ? json_array_get(
-		    b->events, json_array_size(b->events) - 1) : NULL;
-		reason = last != NULL ? json_string_value(json_object_get(last,
-		    "reason")) : "refused";
-		break;
-	case PK_INVALID:
-		reason = err;
-		break;
-	default:
-		break;
-	}
-	/* proto_kind's message may quote the peer's bytes, cut short. */
-	snprintf(text, sizeof text, "%s", reason != NULL ? reason : "refused");
-	if ((m = proto_pack(err, sizeof err, "{s:s, s:s}", "t", MSG_ERROR,
-	    "reason", utf8_fix(text, sizeof text))) != NULL)
-		proto_send_new(p->fd, m);
-}
-
-static void
-backend_console_close(struct backend *b, int i)
-{
-	close(b->peers[i].fd);
-	proto_reader_free(&b->peers[i].rd);
-	b->peers[i] = b->peers[--b->npeers];
-}
-
-static void
-backend_console_input(struct backend *b, int i)
-{
-	struct console_peer *p = &b->peers[i];
-	json_t		*msg;
-	ssize_t		 n = proto_reader_fill(&p->rd, p->fd);
-	int		 rc;
-
-	p->last_seen = clock_mono();
-	while ((rc = proto_reader_next(&p->rd, &msg)) == 1) {
-		backend_console_frame(b, p, msg);
-		json_decref(msg);
-	}
-	if (rc < 0 || n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
-		backend_console_close(b, i);
-}
-
-/*
- * A client on console.sock: taken whenever the socket says one waits (a
- * listening fd left readable would wake poll() at once, forever: the
- * loop spun), and refused with a word when MAX_CONSOLE_PEERS are in.
- */
-static void
-backend_console_accept(struct backend *b)
-{
-	char	 err[128], why[160];
-	json_t	*m;
-	int	 fd = accept4(b->console_fd, NULL, NULL, SOCK_CLOEXEC);
-
-	if (fd < 0)
-		return;
-	if (b->npeers < MAX_CONSOLE_PEERS) {
-		b->peers[b->npeers].fd = fd;
-		b->peers[b->npeers].last_seen = clock_mono();
-		proto_reader_init(&b->peers[b->npeers].rd);
-		b->npeers++;
-		return;
-	}
-	snprintf(why, sizeof why, "too many console.sock clients (%d are "
-	    "connected); try again", MAX_CONSOLE_PEERS);
-	/* Non-blocking: a refused client that does not read holds up no one. */
-	net_set_nonblock(fd, 1);
-	if ((m = proto_pack(err, sizeof err, "{s:s, s:s}", "t", MSG_ERROR,
-	    "reason", why)) != NULL)
-		proto_send_new(fd, m);
-	close(fd);
 }
 
 int
@@ -469,10 +381,7 @@ backend_poll_locked(struct backend *b, int timeout_ms)
 		if (pfd[2 + i].revents != 0)
 			backend_console_input(b, i);
 	}
-	for (int i = b->npeers - 1; i >= 0; i--) {
-		if (clock_mono() - b->peers[i].last_seen > CONSOLE_IDLE_S)
-			backend_console_close(b, i);
-	}
+	backend_console_reap(b, clock_mono());
 	if (pfd[1].revents & POLLIN)
 		backend_console_accept(b);
 	store_tick(b->store, clock_mono());

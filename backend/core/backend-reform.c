@@ -93,8 +93,9 @@ backend_failover(struct backend *b, struct job_state *j, int rank,
 	int	*node_of, from = j->ranks[rank].node, to = from;
 
 	if (j->restarts >= BACKEND_MAX_RESTARTS) {
-		backend_event(b, j->name, "failed", rank, NULL, "rank %d: %s; "
-		    "%d re-formations already, giving up", rank, why, j->restarts);
+		snprintf(j->reason, sizeof j->reason, "rank %d: %s; %d "
+		    "re-formations already, giving up", rank, why, j->restarts);
+		backend_event(b, j->name, "failed", rank, NULL, "%s", j->reason);
 		return;
 	}
 	for (int n = 0; n < b->fleet.n; n++) {
@@ -109,10 +110,10 @@ backend_failover(struct backend *b, struct job_state *j, int rank,
 	 * same node: with no spare to try, the job fails now. */
 	if (to == from && j->ranks[rank].step == 0 &&
 	    j->ranks[rank].exit_signal == 0) {
-		backend_event(b, j->name, "failed", rank, NULL, "rank %d on %s: "
-		    "%s before its first step, and no spare node is free to "
-		    "try; not restarting", rank, b->cluster->nodes[from].name,
-		    why);
+		snprintf(j->reason, sizeof j->reason, "rank %d on %s: %s "
+		    "before its first step, and no spare node is free to try; "
+		    "not restarting", rank, b->cluster->nodes[from].name, why);
+		backend_event(b, j->name, "failed", rank, NULL, "%s", j->reason);
 		return;
 	}
 	node_of = xcalloc((size_t)j->world, sizeof *node_of);
