@@ -113,8 +113,10 @@ static void
 run_summary(const struct run_ctx *ctx, const struct job_state *j)
 {
 	json_t	*s = j->summary != NULL ? json_deep_copy(j->summary) :
-	    json_pack("{s:s, s:s}", "t", MSG_SUMMARY, "job", j->name);
+	    json_object();
 
+	json_object_set_new(s, "t", json_string(MSG_SUMMARY));
+	json_object_set_new(s, "job", json_string(j->name));
 	/* The job's state is the backend's verdict over all ranks. */
 	json_object_set_new(s, "state", json_string(j->state));
 	/* The worker's wall_s covers its own generation; a job that failed
