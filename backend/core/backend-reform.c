@@ -142,6 +142,12 @@ backend_migrate(struct backend *b, struct job_state *j, const json_t *cmd)
 		return -1;
 	}
 	to = (int)(fn - b->fleet.nodes);
+	if (!fn->up) {		/* never onto a dead node */
+		backend_event(b, j->name, "refused", r, node, "rank %d cannot "
+		    "move to %s: its agent is unreachable%s%s", r, node,
+		    fn->why[0] != '\0' ? ": " : "", fn->why);
+		return -1;
+	}
 	if (to == j->ranks[r].node || node_free(b, j, to) <= 0) {
 		backend_event(b, j->name, "refused", r, node, "rank %d cannot "
 		    "move to %s: %s", r, node, to == j->ranks[r].node ?
