@@ -137,8 +137,10 @@ static void
 run_summary(const struct run_ctx *ctx, const struct job_state *j)
 {
 	json_t	*s = j->summary != NULL ? json_deep_copy(j->summary) :
-	    json_pack("{s:s, s:s}", "t", MSG_SUMMARY, "job", j->name);
+	    json_object();
 
+	json_object_set_new(s, "t", json_string(MSG_SUMMARY));
+	json_object_set_new(s, "job", json_string(j->name));
 	/* The job's state is the backend's verdict over all ranks. */
 	json_object_set_new(s, "state", json_string(j->state));
 	/* The worker's wall_s covers its own generation; a job that failed
@@ -152,9 +154,13 @@ run_summary(const struct run_ctx *ctx, const struct job_state *j)
 	}
 	json_object_del(s, "node");
 	json_object_del(s, "run");
+	if (j->reason[0] != '\0')	/* why it failed, or why it waited */
+		json_object_set_new(s, "reason", json_string(j->reason));
 	if (ctx->json)
 		print_json(s);
 	else {
+		if (j->reason[0] != '\0')
+			printf("summary: %s: %s\n", j->state, str(s, "reason"));
 		printf("summary: %s  epochs %d  steps %lld  ", j->state,
 		    (int)json_integer_value(json_object_get(s, "epochs")),
 		    (long long)json_integer_value(json_object_get(s, "steps")));
@@ -260,7 +266,7 @@ cmd_run(int argc, char **argv)
 	struct job_state	*j;
 	struct sigaction	 sa = { .sa_handler = run_on_signal };
 	const char		*cluster_file = NULL, *name = NULL;
-	char			 err[2048];
+	char			 err[2048], own[SPEC_NAME_MAX];
 	int			 c, attach = 0, asked = 0, rc;
 
 	optind = 1;
@@ -323,6 +329,8 @@ cmd_run(int argc, char **argv)
 		return 1;
 	}
 	j = backend_job(b, NULL);
+	/* Its own job, by name: jobs submitted on console.sock come later. */
+	snprintf(own, sizeof own, "%s", j->name);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
@@ -335,10 +343,12 @@ cmd_run(int argc, char **argv)
 			break;
 		}
 		if (run_interrupts == 1 && !asked) {
-			fprintf(stderr, "hunter run: stopping %s at the next step "
-			    "(Ctrl-C again to detach and leave it running)\n",
-			    j->name);
+			/* With no rank running it ends at once (the summary). */
 			backend_stop_job(b, j->name);
+			if (!j->done)
+				fprintf(stderr, "hunter run: stopping %s at the next "
+				    "step (Ctrl-C again to detach and leave it "
+				    "running)\n", j->name);
 			asked = 1;
 		} else if (run_interrupts > 1) {
 			fprintf(stderr, "hunter run: detached; job %s keeps "
@@ -346,7 +356,7 @@ cmd_run(int argc, char **argv)
 			rc = 130;
 			break;
 		}
-		j = backend_job(b, NULL);
+		j = backend_job(b, own);
 	}
 	if (j->done) {
 		run_summary(&ctx, j);

@@ -102,6 +102,15 @@ int	proto_send(int fd, const json_t *msg);
 /* The same, taking ownership of msg (json_decref'd). */
 int	proto_send_new(int fd, json_t *msg);
 
+/*
+ * json_pack with a message: jansson refuses a NULL or non-UTF-8 string
+ * (text cut mid-character, a file name, a remote's stderr), and a NULL
+ * must never be sent, journalled or shown.  Returns the value, or NULL
+ * with err saying what could not be encoded.  Text from outside is best
+ * made valid first (lib/utf8.h).
+ */
+json_t	*proto_pack(char *err, size_t errlen, const char *fmt, ...);
+
 /* The type of a decoded message, as it came ("" never happens: the
  * decoder rejects messages without one). */
 const char *proto_type(const json_t *msg);

@@ -30,6 +30,7 @@ static const struct spec_field job_resources[] = {
 	  .names = spec_placement_names, .what = "placement" },
 	{ .key = "group_size", .type = SF_INT, .off = J(resources.group_size),
 	  .range = SR_POS },
+	{ .key = "strict", .type = SF_BOOL, .off = J(resources.strict) },
 	{ NULL }
 };
 
@@ -190,7 +191,7 @@ spec_job_defaults(struct job_spec *j)
 	j->resources.device = DEVICE_CPU;
 	j->resources.memory_per_rank = 2ULL << 30;
 	j->resources.placement = PLACEMENT_RACK;
-	j->resources.group_size = 2;
+	j->resources.group_size = 0;	/* follows the job: place-rack.c */
 	j->model.type = MODEL_MLP;
 	j->model.hidden[0] = j->model.hidden[1] = 256;
 	j->model.n_hidden = 2;
@@ -230,6 +231,29 @@ spec_job_defaults(struct job_spec *j)
 	j->policy.leak_growth_limit = 64ULL << 20;
 }
 
+/* strict: true is rack placement's alone, and only when the file asks
+ * for rack placement itself: a job that says nothing is never refused
+ * for want of a rack (place-rack.c). */
+static void
+job_check_strict(struct spec_walk *w, const struct ydoc_node *root,
+    const struct job_spec *j)
+{
+	const struct ydoc_node	*res = ydoc_get(root, "resources", NULL);
+	const struct ydoc_node	*key = NULL, *pkey = NULL;
+
+	if (!j->resources.strict)
+		return;
+	ydoc_get(res, "strict", &key);
+	ydoc_get(res, "placement", &pkey);
+	if (pkey == NULL)
+		spec_walk_error(w, key, "resources.strict: true applies to rack "
+		    "placement only; write placement: rack beside it");
+	else if (j->resources.placement != PLACEMENT_RACK)
+		spec_walk_error(w, key, "resources.strict: true applies to rack "
+		    "placement only, and this job has placement: %s",
+		    spec_placement_name(j->resources.placement));
+}
+
 /*
  * The checks that span keys.  They run only on a file that is otherwise
  * clean: after an error a default stands in for the bad value, and a
@@ -245,6 +269,7 @@ job_check(struct spec_walk *w, const struct ydoc_node *root,
 	long long		 ranks = j->resources.ranks;
 
 	spec_model_check(w, root, j);
+	job_check_strict(w, root, j);
 	if (micro == 0)
 		return;
 	ydoc_get(ydoc_get(ydoc_get(root, "train", NULL), "batch", NULL),

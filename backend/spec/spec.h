@@ -14,6 +14,10 @@
 
 #define SPEC_NAME_MAX   64
 #define SPEC_PATH_MAX   1024
+/* Nodes in a cluster file.  Far beyond any lab; it bounds the quadratic
+ * duplicate-name check, and the backend polls, commands and places on
+ * every one of them (it raises its open-file limit to match). */
+#define SPEC_MAX_NODES	4096
 #define SPEC_MAX_HIDDEN 8
 #define SPEC_MAX_CHANNELS 4
 /* Where the text of a gpt job comes from when data.path is not given:
@@ -39,7 +43,8 @@ struct job_spec {
 		enum spec_device device;	/* cpu */
 		uint64_t	 memory_per_rank; /* bytes; 2GiB */
 		enum spec_placement placement;	/* rack */
-		int		 group_size;	/* 2; > 0 */
+		int		 group_size;	/* 0 = ranks / racks, rounded up */
+		bool		 strict;	/* rack: refuse rather than split */
 	} resources;
 
 	struct {

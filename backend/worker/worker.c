@@ -38,6 +38,10 @@ static struct worker *worker_self;
 void
 worker_send(struct worker *w, json_t *msg)
 {
+	if (msg == NULL) {	/* a json_pack refused a string */
+		fprintf(stderr, "worker: a frame could not be encoded\n");
+		return;
+	}
 	pthread_mutex_lock(&w->send_lock);
 	if (proto_send(w->fd, msg) != 0 && !w->link_down)
 		fprintf(stderr, "worker: link to agent: %s\n", strerror(errno));

@@ -85,7 +85,8 @@ t_defaults(void **state)
 	assert_int_equal(job.resources.device, DEVICE_CPU);
 	assert_true(job.resources.memory_per_rank == 2ULL << 30);
 	assert_int_equal(job.resources.placement, PLACEMENT_RACK);
-	assert_int_equal(job.resources.group_size, 2);
+	assert_int_equal(job.resources.group_size, 0);	/* follows the job */
+	assert_false(job.resources.strict);
 	assert_int_equal(job.model.type, MODEL_MLP);
 	assert_int_equal(job.model.n_hidden, 2);
 	assert_int_equal(job.model.hidden[1], 256);
@@ -475,6 +476,22 @@ t_many_errors(void **state)
 	assert_int_equal(errs.n, 6);
 }
 
+/* strict: rack placement's, written beside placement: rack. */
+static void
+t_strict(void **state)
+{
+	assert_int_equal(parse("name: x\nresources: {placement: rack, "
+	    "strict: true}\n"), 0);
+	assert_true(job.resources.strict);
+	expect_job_error("name: x\nresources: {placement: pack, strict: true}\n",
+	    2, 30, "resources.strict: true applies to rack placement only, "
+	    "and this job has placement: pack");
+	expect_job_error("name: x\nresources: {strict: true}\n", 2, 13,
+	    "write placement: rack beside it");
+	expect_job_error("name: x\nresources: {strict: 3}\n", 2, 21,
+	    "resources.strict");
+}
+
 static void
 t_units(void **state)
 {
@@ -810,6 +827,7 @@ main(void)
 		cmocka_unit_test_teardown(t_alias_bomb, reset),
 		cmocka_unit_test_teardown(t_deep, reset),
 		cmocka_unit_test_teardown(t_many_errors, reset),
+		cmocka_unit_test_teardown(t_strict, reset),
 		cmocka_unit_test_teardown(t_units, reset),
 		cmocka_unit_test_teardown(t_print, reset),
 		cmocka_unit_test_teardown(t_examples, reset),
