@@ -186,7 +186,11 @@ console_main(int argc, char **argv)
 		case 't': theme = optarg; break;
 		case 'T': takeover = true; break;
 		case 'M': metrics = optarg; break;
-		case 'S': simulate = atoi(optarg); break;
+		case 'S':
+			simulate = atoi(optarg);
+			if (simulate > SPEC_MAX_NODES)
+				simulate = SPEC_MAX_NODES;
+			break;
 		default:
 			fprintf(stderr, "usage: hunter [--cluster FILE] [--theme "
 			    "NAME] [--takeover] [--metrics ADDR:PORT] "

@@ -172,6 +172,12 @@ int		 gpu_samples_read(const json_t *gpus, struct gpu_sample *,
 	X(NOISE_SCALE, noise_scale, REAL, GAUGE, "samples",		\
 	    "the gradient noise scale (adaptive)",			\
 	    "gradient_noise_scale_samples", 1)				\
+	X(TOKENS_PER_S, tokens_per_s, REAL, GAUGE, "tokens/s",		\
+	    "a token model's samples/s times its context",		\
+	    "tokens_per_second", 1)					\
+	X(GRAD_NORM, grad_norm, REAL, GAUGE, "",			\
+	    "the summed gradient's norm before clipping",		\
+	    "gradient_norm", 1)						\
 	X(BYTES_SENT_TOTAL, bytes_sent_total, INT, COUNTER, "bytes",	\
 	    "what this rank sent since its launch", "sent_bytes_total", 1) \
 	X(BYTES_DENSE_TOTAL, bytes_dense_total, INT, COUNTER, "bytes",	\
