@@ -7,69 +7,18 @@
  * the loop under the backend's lock when a scrape asks for it; the
  * server (metrics-http.c) serves the text.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/clock.h"
+#include "lib/promtext.h"
 #include "backend/core/backend-internal.h"
 #include "backend/core/metrics-http.h"
 
 /* A node not heard from for five of its 1 Hz samples is down. */
 #define NODE_STALE_S	5.0
-
-struct family {
-	char		 name[128];
-	const char	*type, *help;
-	bool		 head;		/* HELP and TYPE written */
-};
-
-static void
-family(struct family *fm, const char *prefix, const char *name,
-    enum metric_kind kind, const char *help)
-{
-	snprintf(fm->name, sizeof fm->name, "%s%s", prefix, name);
-	fm->type = kind == METRIC_COUNTER ? "counter" : "gauge";
-	fm->help = help;
-	fm->head = false;
-}
-
-/* A label value as the format quotes it. */
-static void
-prom_quote(FILE *f, const char *s)
-{
-	for (; *s != '\0'; s++) {
-		if (*s == '\\' || *s == '"')
-			fprintf(f, "\\%c", *s);
-		else if (*s == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*s, f);
-	}
-}
-
-static void
-prom_head(FILE *f, struct family *fm)
-{
-	if (fm->head)
-		return;
-	fm->head = true;
-	fprintf(f, "# HELP %s ", fm->name);
-	for (const char *s = fm->help; *s != '\0'; s++) {
-		if (*s == '\\' || *s == '\n')
-			fputs(*s == '\\' ? "\\\\" : "\\n", f);
-		else
-			fputc(*s, f);
-	}
-	fprintf(f, "\n# TYPE %s %s\n", fm->name, fm->type);
-}
-
-static void
-prom_sample(FILE *f, struct family *fm, const char *labels, double v)
-{
-	prom_head(f, fm);
-	fprintf(f, "%s{%s} %.15g\n", fm->name, labels, v);
-}
 
 /* The value of row fd at base in its unit for Prometheus. */
 static double
@@ -84,25 +33,6 @@ prom_value(const struct metric_field *fd, const void *base, size_t at)
 	}
 	memcpy(&d, (const char *)base + at, sizeof d);
 	return d * fd->scale;
-}
-
-/* n labels into buf: keys[i]="vals[i]", the values quoted. */
-static void
-prom_labels(char *buf, size_t len, int n, const char *const *keys,
-    const char *const *vals)
-{
-	FILE	*f = fmemopen(buf, len, "w");
-
-	if (f == NULL) {
-		buf[0] = '\0';
-		return;
-	}
-	for (int i = 0; i < n; i++) {
-		fprintf(f, "%s%s=\"", i ? "," : "", keys[i]);
-		prom_quote(f, vals[i]);
-		fputc('"', f);
-	}
-	fclose(f);
 }
 
 static bool
@@ -123,10 +53,10 @@ prom_node_labels(const struct node_view *nv, char *buf, size_t len)
 static void
 prom_nodes(FILE *f, struct backend *b, double now)
 {
-	struct family	 fm;
+	struct prom_family fm;
 	char		 lab[512], gl[600];
 
-	family(&fm, "hunter_node_", "up", METRIC_GAUGE, "1 while the node's "
+	prom_family(&fm, "hunter_node_", "up", false, "1 while the node's "
 	    "agent is connected and heard from in the last 5 s");
 	for (int n = 0; n < b->fleet.n; n++) {
 		prom_node_labels(&b->nodes[n], lab, sizeof lab);
@@ -137,7 +67,8 @@ prom_nodes(FILE *f, struct backend *b, double now)
 
 		if (fd->prom == NULL)
 			continue;
-		family(&fm, "hunter_node_", fd->prom, fd->kind, fd->help);
+		prom_family(&fm, "hunter_node_", fd->prom,
+		    fd->kind == METRIC_COUNTER, fd->help);
 		for (int n = 0; n < b->fleet.n; n++) {
 			const struct node_view *nv = &b->nodes[n];
 
@@ -149,7 +80,7 @@ prom_nodes(FILE *f, struct backend *b, double now)
 			    fd->at));
 		}
 	}
-	family(&fm, "hunter_gpu_", "info", METRIC_GAUGE,
+	prom_family(&fm, "hunter_gpu_", "info", false,
 	    "1 for each GPU a node's agent sees, with its name");
 	for (int n = 0; n < b->fleet.n; n++) {
 		const struct node_view *nv = &b->nodes[n];
@@ -171,7 +102,8 @@ prom_nodes(FILE *f, struct backend *b, double now)
 
 		if (fd->prom == NULL)
 			continue;
-		family(&fm, "hunter_gpu_", fd->prom, fd->kind, fd->help);
+		prom_family(&fm, "hunter_gpu_", fd->prom,
+		    fd->kind == METRIC_COUNTER, fd->help);
 		for (int n = 0; n < b->fleet.n; n++) {
 			const struct node_view *nv = &b->nodes[n];
 
@@ -194,13 +126,16 @@ prom_nodes(FILE *f, struct backend *b, double now)
 	}
 }
 
-/* The job series, beside its state. */
+/* The job series, beside its state.  The rows with a field are the
+ * job's last evaluation, read from its frames (eval_value). */
 enum job_row { JR_PAUSED, JR_GENERATION, JR_RANKS, JR_FAILOVERS,
-	JR_CHECKPOINTS, JR_REFORMATIONS, JR_SENT, JR_DENSE, JR_COUNT };
+	JR_CHECKPOINTS, JR_REFORMATIONS, JR_SENT, JR_DENSE, JR_VAL_LOSS,
+	JR_PERPLEXITY, JR_TEST_LOSS, JR_TEST_ACC, JR_COUNT };
 
 static const struct {
 	const char	*name, *help;
 	enum metric_kind kind;
+	const char	*field;		/* of the eval, epoch and summary frames */
 } job_rows[JR_COUNT] = {
 	[JR_PAUSED] = { "paused", "1 while the job is paused", METRIC_GAUGE },
 	[JR_GENERATION] = { "generation", "re-formations so far: the "
@@ -216,12 +151,51 @@ static const struct {
 	    METRIC_COUNTER },
 	[JR_DENSE] = { "dense_bytes_total", "the same exchanges uncompressed",
 	    METRIC_COUNTER },
+	[JR_VAL_LOSS] = { "validation_loss", "a language model's last "
+	    "validation loss, nats a token", METRIC_GAUGE, "val_loss" },
+	[JR_PERPLEXITY] = { "validation_perplexity", "e to its validation "
+	    "loss", METRIC_GAUGE, "perplexity" },
+	[JR_TEST_LOSS] = { "test_loss", "an image model's last loss on its "
+	    "test set", METRIC_GAUGE, "test_loss" },
+	[JR_TEST_ACC] = { "test_accuracy_ratio", "its last accuracy on the "
+	    "test set", METRIC_GAUGE, "test_acc" },
 };
+
+/* The step of an eval or epoch frame; the summary comes after all. */
+static double
+eval_step(const json_t *m, bool summary)
+{
+	return summary ? INFINITY : json_number_value(json_object_get(m,
+	    "step"));
+}
+
+/* Field k of the job's newest frame that says it: the last eval, the
+ * last epoch or the summary (a stopped job's has none). */
+static bool
+eval_value(const struct job_state *j, const char *k, double *v)
+{
+	const json_t	*c[3] = { json_array_get(j->evals,
+	    json_array_size(j->evals) - 1), json_array_get(j->epochs,
+	    json_array_size(j->epochs) - 1), j->summary };
+	double		 best = -INFINITY;
+
+	for (int i = 0; i < 3; i++) {
+		const json_t *x = json_object_get(c[i], k);
+
+		if (json_is_number(x) && eval_step(c[i], i == 2) >= best) {
+			best = eval_step(c[i], i == 2);
+			*v = json_number_value(x);
+		}
+	}
+	return best > -INFINITY && isfinite(*v);
+}
 
 /* Row r of job j into *v; whether it is known. */
 static bool
 job_value(const struct job_state *j, enum job_row r, double *v)
 {
+	if (job_rows[r].field != NULL)
+		return eval_value(j, job_rows[r].field, v);
 	switch (r) {
 	case JR_PAUSED: *v = j->paused; return !j->done;
 	case JR_GENERATION: *v = j->generation; break;
@@ -254,11 +228,11 @@ job_exported(struct backend *b, const struct job_state *j)
 static void
 prom_jobs(FILE *f, struct backend *b)
 {
-	struct family	 fm;
+	struct prom_family fm;
 	char		 lab[256], sl[320];
 	double		 v;
 
-	family(&fm, "hunter_job_", "state", METRIC_GAUGE, "1 for the state "
+	prom_family(&fm, "hunter_job_", "state", false, "1 for the state "
 	    "the job is in, 0 for the others");
 	for (int i = 0; i < b->njobs; i++) {
 		const struct job_state *j = &b->jobs[i];
@@ -276,8 +250,8 @@ prom_jobs(FILE *f, struct backend *b)
 		}
 	}
 	for (int r = 0; r < JR_COUNT; r++) {
-		family(&fm, "hunter_job_", job_rows[r].name, job_rows[r].kind,
-		    job_rows[r].help);
+		prom_family(&fm, "hunter_job_", job_rows[r].name,
+		    job_rows[r].kind == METRIC_COUNTER, job_rows[r].help);
 		for (int i = 0; i < b->njobs; i++) {
 			const struct job_state *j = &b->jobs[i];
 			const char *k[] = { "job" };
@@ -324,12 +298,12 @@ rank_up(struct backend *b, const struct rank_state *rs, double now)
 static void
 prom_ranks(FILE *f, struct backend *b, double now)
 {
-	struct family	 fm, fp;
+	struct prom_family fm, fp;
 	char		 lab[512];
 
-	family(&fm, "hunter_rank_", "up", METRIC_GAUGE, "1 while the rank "
+	prom_family(&fm, "hunter_rank_", "up", false, "1 while the rank "
 	    "runs and its node is heard from");
-	family(&fp, "hunter_rank_", "paused", METRIC_GAUGE, "1 while the "
+	prom_family(&fp, "hunter_rank_", "paused", false, "1 while the "
 	    "rank holds at a step boundary (its values stay those of its "
 	    "last step)");
 	/* Family by family: each one's samples stay together. */
@@ -358,7 +332,8 @@ prom_ranks(FILE *f, struct backend *b, double now)
 
 		if (fd->prom == NULL)
 			continue;
-		family(&fm, "hunter_rank_", fd->prom, fd->kind, fd->help);
+		prom_family(&fm, "hunter_rank_", fd->prom,
+		    fd->kind == METRIC_COUNTER, fd->help);
 		for (int i = 0; i < b->njobs; i++) {
 			const struct job_state *j = &b->jobs[i];
 

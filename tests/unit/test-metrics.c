@@ -1,7 +1,8 @@
 /*
  * test-metrics.c: the Prometheus endpoint's parts (lib/inet.c,
- * backend/core/backend-prom.c, spec-config.c) and the saved series'
- * bound (backend/core/series-file.c).
+ * lib/promtext.c, backend/core/backend-prom.c, spec-config.c), a job's
+ * evaluation rows, and the saved series' bound
+ * (backend/core/series-file.c).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -172,6 +173,52 @@ t_exposition(void **state)
 	free(text);
 }
 
+/* A job's last evaluation: the newest of its last eval, its last epoch
+ * and its summary that says it; a stopped job's summary, which says
+ * none, leaves the last eval's. */
+static void
+t_eval_rows(void **state)
+{
+	struct backend	*b = backend_open_sim(4, 1, 1);
+	struct job_state *j;
+	char		*text;
+	size_t		 len;
+
+	(void)state;
+	assert_non_null(b);
+	assert_int_equal(backend_sim_start(b, NULL), 0);
+	backend_lock(b);
+	j = backend_job(b, "sim-train");
+	assert_non_null(j);
+	text = backend_metrics_text(b, &len);
+	assert_null(strstr(text, "hunter_job_validation_loss"));
+	free(text);
+	json_decref(j->evals);
+	j->evals = json_pack("[{s:I, s:f, s:f}, {s:I, s:f, s:f}]", "step",
+	    (json_int_t)50, "val_loss", 3.0, "perplexity", 20.0, "step",
+	    (json_int_t)100, "val_loss", 2.5, "perplexity", 12.25);
+	text = backend_metrics_text(b, &len);
+	assert_non_null(strstr(text, "# TYPE hunter_job_validation_loss "
+	    "gauge\nhunter_job_validation_loss{job=\"sim-train\"} 2.5\n"));
+	assert_non_null(strstr(text, "hunter_job_validation_perplexity{"
+	    "job=\"sim-train\"} 12.25\n"));
+	free(text);
+	json_decref(j->summary);
+	j->summary = json_pack("{s:s, s:s}", "t", "summary", "state",
+	    "stopped");
+	text = backend_metrics_text(b, &len);
+	assert_non_null(strstr(text, "hunter_job_validation_loss{"
+	    "job=\"sim-train\"} 2.5\n"));
+	free(text);
+	json_object_set_new(j->summary, "val_loss", json_real(2.25));
+	text = backend_metrics_text(b, &len);
+	assert_non_null(strstr(text, "hunter_job_validation_loss{"
+	    "job=\"sim-train\"} 2.25\n"));
+	free(text);
+	backend_unlock(b);
+	backend_close(b);
+}
+
 static void
 t_config(void **state)
 {
@@ -299,6 +346,7 @@ main(void)
 		cmocka_unit_test(t_inet_in_use),
 		cmocka_unit_test(t_names),
 		cmocka_unit_test(t_exposition),
+		cmocka_unit_test(t_eval_rows),
 		cmocka_unit_test(t_config),
 		cmocka_unit_test(t_series_bound),
 	};
