@@ -30,7 +30,8 @@
 
 const enum rank_metric report_cols[NCOLS] = { RM_STEP, RM_LOSS,
 	RM_SAMPLES_PER_S, RM_STEP_MS, RM_COMPUTE_MS, RM_COMM_MS,
-	RM_DATA_WAIT_MS, RM_BYTES_SENT_TOTAL, RM_BYTES_DENSE_TOTAL };
+	RM_DATA_WAIT_MS, RM_BYTES_SENT_TOTAL, RM_BYTES_DENSE_TOTAL,
+	RM_TOKENS_PER_S, RM_GRAD_NORM };
 
 static void
 rank_push(struct report *rp, int r, const json_t *m)
@@ -79,6 +80,8 @@ series_rec(void *ctx, json_t *rec)
 		    "rank")), rec);
 	else if (strcmp(t, MSG_EPOCH) == 0)
 		json_array_append(rp->epochs, rec);
+	else if (strcmp(t, MSG_EVAL) == 0)
+		json_array_append(rp->evals, rec);
 	else if (strcmp(t, MSG_AUTOTUNE) == 0) {
 		json_decref(rp->autotune);
 		rp->autotune = json_incref(rec);
@@ -170,6 +173,7 @@ report_free(struct report *rp)
 	json_decref(rp->summary);
 	json_decref(rp->autotune);
 	json_decref(rp->epochs);
+	json_decref(rp->evals);
 	json_decref(rp->events);
 	json_decref(rp->jobs);
 }
@@ -220,6 +224,7 @@ cmd_report(int argc, char **argv)
 	rp.series_path = series;
 	rp.state_dir = dir;
 	rp.epochs = json_array();
+	rp.evals = json_array();
 	rp.events = json_array();
 	rp.jobs = json_array();
 	if ((rc = journal_replay(series, series_rec, &rp, &bad, err,

@@ -1,9 +1,10 @@
 /*
  * report-page.c: the run report's page (report.h): a head of facts, the
- * charts over steps (events marked where they happened), where each
- * rank's step time went, the bytes on the wire, the autotune trace, the
- * epochs, and the events on a timeline and in a table with their
- * reasons.  Every string from the journal or a frame is escaped.
+ * charts over steps (events marked where they happened: the loss with a
+ * validation or test loss where the job evaluated, the throughput in
+ * tokens/s for a language model, the gradient norm where known), where
+ * each rank's step time went, the bytes on the wire, then the autotune
+ * trace, the epochs and the events (report-facts.c).
  */
 #include <math.h>
 #include <stdarg.h>
@@ -15,19 +16,6 @@
 #include "build-id.h"
 #include "lib/xmalloc.h"
 #include "cmd/report.h"
-
-static const char style[] =
-	"body{font:14px/1.4 sans-serif;margin:24px auto;max-width:800px;"
-	"color:#222}h1{font-size:22px}h2{font-size:17px;margin-top:28px;"
-	"border-bottom:1px solid #ddd}table{border-collapse:collapse;"
-	"font-size:13px}td,th{padding:2px 8px;text-align:left;"
-	"border-bottom:1px solid #eee;vertical-align:top}"
-	"th{background:#f4f4f4}svg{display:block;margin:10px 0}"
-	".plot{fill:#fcfcfc;stroke:#bbb}.grid{stroke:#eee}"
-	".tick,.key,.lbl{font-size:11px;fill:#444}.ttl{font-size:13px;"
-	"font-weight:bold}.marklbl{font-size:10px}.none{fill:#999}"
-	".refused{opacity:.6}.muted{color:#777}"
-	".events td:first-child{white-space:nowrap}";
 
 static double
 num(const json_t *o, const char *k)
@@ -43,30 +31,18 @@ str(const json_t *o, const char *k)
 	return s != NULL ? s : "";
 }
 
-/* 409600 as "400 KiB". */
-static void
-bytes_text(double v, char *buf, size_t len)
-{
-	static const char *const units[] = { "bytes", "KiB", "MiB", "GiB",
-		"TiB" };
-	int	 u = 0;
-
-	while (v >= 1024 && u < 4) {
-		v /= 1024;
-		u++;
-	}
-	snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", v, units[u]);
-}
-
-static void
-wall_text(double t, char *buf, size_t len)
-{
-	time_t		 s = (time_t)t;
-	struct tm	 tm;
-
-	localtime_r(&s, &tm);
-	strftime(buf, len, "%Y-%m-%d %H:%M:%S %Z", &tm);
-}
+static const char style[] =
+	"body{font:14px/1.4 sans-serif;margin:24px auto;max-width:800px;"
+	"color:#222}h1{font-size:22px}h2{font-size:17px;margin-top:28px;"
+	"border-bottom:1px solid #ddd}table{border-collapse:collapse;"
+	"font-size:13px}td,th{padding:2px 8px;text-align:left;"
+	"border-bottom:1px solid #eee;vertical-align:top}"
+	"th{background:#f4f4f4}svg{display:block;margin:10px 0}"
+	".plot{fill:#fcfcfc;stroke:#bbb}.grid{stroke:#eee}"
+	".tick,.key,.lbl{font-size:11px;fill:#444}.ttl{font-size:13px;"
+	"font-weight:bold}.marklbl{font-size:10px}.none{fill:#999}"
+	".refused{opacity:.6}.muted{color:#777}"
+	".events td:first-child{white-space:nowrap}";
 
 /* The step rank 0 was at, wall time t: its last report by then. */
 static double
@@ -96,78 +72,6 @@ marked(const char *kind)
 	return false;
 }
 
-static void
-row(FILE *f, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-row(FILE *f, const char *key, const char *fmt, ...)
-{
-	char	 buf[1024];
-	va_list	 ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	fputs("<tr><th>", f);
-	html_text(f, key);
-	fputs("</th><td>", f);
-	html_text(f, buf);
-	fputs("</td></tr>\n", f);
-}
-
-static void
-page_head(FILE *f, const struct report *rp)
-{
-	const json_t	*s = rp->summary, *jr;
-	char		 t0[64], t1[64];
-	size_t		 i;
-
-	wall_text(rp->t0, t0, sizeof t0);
-	wall_text(rp->t1, t1, sizeof t1);
-	fputs("<table class=\"facts\">\n", f);
-	row(f, "state", "%s", rp->ended ? rp->end_state : "running (or its "
-	    "end is not in the journal)");
-	row(f, "ranks", "%d", rp->nranks);
-	row(f, "from", "%s", t0);
-	row(f, rp->ended ? "to" : "last report", "%s (%.0f s)", t1,
-	    rp->t1 - rp->t0);
-	json_array_foreach(rp->jobs, i, jr) {
-		char	*pl = json_dumps(json_object_get(jr, "placement"),
-		    JSON_COMPACT);
-		char	 key[32];
-
-		snprintf(key, sizeof key, "generation %d",
-		    (int)json_integer_value(json_object_get(jr, "generation")));
-		row(f, key, "on %s", pl != NULL ? pl : "?");
-		free(pl);
-	}
-	if (s != NULL) {
-		row(f, "steps", "%lld, %d epochs", (long long)json_integer_value(
-		    json_object_get(s, "steps")), (int)json_integer_value(
-		    json_object_get(s, "epochs")));
-		row(f, "test accuracy", "%.4f", num(s, "test_acc"));
-		row(f, "throughput", "%.0f samples/s, data wait %.1f%%",
-		    num(s, "samples_per_s"), num(s, "data_wait_pct"));
-		if (num(s, "bytes_sent") > 0) {
-			char	 sent[32], dense[32];
-
-			bytes_text(num(s, "bytes_sent"), sent, sizeof sent);
-			bytes_text(num(s, "bytes_dense"), dense, sizeof dense);
-			row(f, "bytes sent", "%s for %s dense: compression "
-			    "%.2fx (the last generation's)", sent, dense,
-			    num(s, "bytes_dense") / num(s, "bytes_sent"));
-		}
-		row(f, "batch", "micro %d x accum %d", (int)num(s,
-		    "micro_batch"), (int)num(s, "accum"));
-		if (*str(s, "checkpoint") != '\0')
-			row(f, "last checkpoint", "%s", str(s, "checkpoint"));
-	}
-	row(f, "sources", "%s and %s/journal.jsonl", rp->series_path,
-	    rp->state_dir);
-	fputs("</table>\n", f);
-}
-
 /* A chart over steps of column c: rank 0 only when all, else each rank. */
 static void
 page_steps(FILE *f, const struct report *rp, const char *title,
@@ -187,7 +91,7 @@ page_steps(FILE *f, const struct report *rp, const char *title,
 			y[r][i] = rd->v[c][i] * scale;
 		snprintf(names[r], sizeof names[r], "rank %d", r);
 		l[r] = (struct chart_line){ names[r], rd->v[C_STEP], y[r],
-		    rd->n, false };
+		    rd->n, false, false };
 	}
 	svg_line_chart(f, &(struct chart){ title, "step", ylabel, l, n,
 	    marks, nmarks, false });
@@ -250,9 +154,9 @@ page_bytes(FILE *f, const struct report *rp)
 		snprintf(names[2 * r], sizeof names[0], "rank %d sent", r);
 		snprintf(names[2 * r + 1], sizeof names[0], "rank %d dense", r);
 		l[2 * r] = (struct chart_line){ names[2 * r], rd->v[C_STEP],
-		    rd->v[C_SENT], rd->n, false };
+		    rd->v[C_SENT], rd->n, false, false };
 		l[2 * r + 1] = (struct chart_line){ names[2 * r + 1],
-		    rd->v[C_STEP], rd->v[C_DENSE], rd->n, true };
+		    rd->v[C_STEP], rd->v[C_DENSE], rd->n, true, false };
 	}
 	svg_line_chart(f, &(struct chart){ "Gradient bytes on the wire, "
 	    "each rank since its launch (log scale; dashed: dense)", "step",
@@ -261,100 +165,55 @@ page_bytes(FILE *f, const struct report *rp)
 	free(names);
 }
 
-static void
-page_autotune(FILE *f, const struct report *rp)
+/* Whether rank 0 said column c in any report. */
+static bool
+said(const struct report *rp, int c)
 {
-	const json_t	*a = rp->autotune, *t;
-	struct chart_bar *b;
-	char		 budget[32], peak[32];
-	size_t		 i, n;
-
-	fputs("<h2>Autotune</h2>\n", f);
-	if (a == NULL) {
-		fputs("<p class=\"muted\">No micro-batch search: the job set "
-		    "its micro-batch (or resumed with one).</p>\n", f);
-		return;
+	for (int i = 0; rp->nranks > 0 && i < rp->ranks[0].n; i++) {
+		if (!isnan(rp->ranks[0].v[c][i]))
+			return true;
 	}
-	n = json_array_size(json_object_get(a, "trials"));
-	bytes_text(num(a, "budget"), budget, sizeof budget);
-	fprintf(f, "<p>Micro-batch %d x accumulation %d chosen in %.2f s, "
-	    "within a budget of %s a rank, after %zu trials.</p>\n",
-	    (int)num(a, "micro_batch"), (int)num(a, "accum"), num(a, "seconds"),
-	    budget, n);
-	b = xcalloc(n + 1, sizeof *b);
-	fputs("<table class=\"autotune\"><tr><th>size</th><th>fits</th>"
-	    "<th>peak</th><th>samples/s</th><th>steps</th></tr>\n", f);
-	json_array_foreach(json_object_get(a, "trials"), i, t) {
-		bool	 fit = json_is_true(json_object_get(t, "fit"));
-
-		snprintf(b[i].label, sizeof b[i].label, "%d",
-		    (int)num(t, "size"));
-		b[i].v = fit ? num(t, "samples_per_s") : 0;
-		b[i].ok = fit;
-		snprintf(b[i].note, sizeof b[i].note, "%s: %.0f samples/s",
-		    fit ? "fits" : "over budget", num(t, "samples_per_s"));
-		bytes_text(num(t, "peak_bytes"), peak, sizeof peak);
-		fprintf(f, "<tr><td>%d</td><td>%s</td><td>%s</td>"
-		    "<td>%.0f</td><td>%.0f</td></tr>\n", (int)num(t, "size"),
-		    fit ? "yes" : "no", peak,
-		    num(t, "samples_per_s"), num(t, "steps"));
-	}
-	fputs("</table>\n", f);
-	svg_bar_chart(f, "Autotune trials: samples/s by micro-batch",
-	    "samples/s", b, (int)n);
-	free(b);
+	return false;
 }
 
+/* Rank 0's loss (the global batch's) and, where the job evaluated, the
+ * validation loss of a language model or the test loss of an image one,
+ * as points at the steps it was measured: the eval frames', else the
+ * epochs'. */
 static void
-page_epochs(FILE *f, const struct report *rp)
+page_loss(FILE *f, const struct report *rp, const struct chart_mark *marks,
+    int nmarks)
 {
-	const json_t	*e;
-	size_t		 i;
+	const json_t	*src = json_array_size(rp->evals) > 0 ? rp->evals :
+			    rp->epochs, *e;
+	bool		 tok = report_tokens(rp);
+	const char	*k = tok ? "val_loss" : "test_loss";
+	size_t		 n = json_array_size(src), i;
+	double		*x = xcalloc(n + 1, sizeof *x);
+	double		*y = xcalloc(n + 1, sizeof *y);
+	struct chart_line l[2];
+	int		 m = 0, nl = 0;
 
-	fputs("<h2>Epochs</h2>\n<table class=\"epochs\"><tr><th>epoch</th>"
-	    "<th>step</th><th>loss</th><th>test acc</th><th>test loss</th>"
-	    "<th>samples/s</th><th>data wait</th></tr>\n", f);
-	json_array_foreach(rp->epochs, i, e)
-		fprintf(f, "<tr><td>%d/%d</td><td>%.0f</td><td>%.4f</td>"
-		    "<td>%.4f</td><td>%.4f</td><td>%.0f</td><td>%.1f%%</td>"
-		    "</tr>\n", (int)num(e, "epoch"), (int)num(e, "epochs"),
-		    num(e, "step"), num(e, "loss"), num(e, "test_acc"),
-		    num(e, "test_loss"), num(e, "samples_per_s"),
-		    num(e, "data_wait_pct"));
-	fputs("</table>\n", f);
-}
-
-static void
-page_events(FILE *f, const struct report *rp)
-{
-	size_t		 n = json_array_size(rp->events), i;
-	struct tl_event	*ev = xcalloc(n + 1, sizeof *ev);
-	const json_t	*e;
-
-	fputs("<h2>Events</h2>\n", f);
-	json_array_foreach(rp->events, i, e)
-		ev[i] = (struct tl_event){ num(e, "ts"), str(e, "kind"),
-		    str(e, "node"), str(e, "reason"),
-		    (int)json_integer_value(json_object_get(e, "rank")) };
-	svg_timeline(f, ev, (int)n, rp->t0, rp->t1);
-	fputs("<table class=\"events\"><tr><th>time</th><th>kind</th>"
-	    "<th>rank</th><th>node</th><th>reason</th></tr>\n", f);
-	for (i = 0; i < n; i++) {
-		fprintf(f, "<tr class=\"event ev-");
-		html_text(f, ev[i].kind);
-		fprintf(f, "\"><td>+%.1f s</td><td>", ev[i].t - rp->t0);
-		html_text(f, ev[i].kind);
-		fputs("</td><td>", f);
-		if (ev[i].rank >= 0)
-			fprintf(f, "%d", ev[i].rank);
-		fputs("</td><td>", f);
-		html_text(f, ev[i].node);
-		fputs("</td><td>", f);
-		html_text(f, ev[i].reason);
-		fputs("</td></tr>\n", f);
+	json_array_foreach(src, i, e) {
+		if (json_is_number(json_object_get(e, k))) {
+			x[m] = num(e, "step");
+			y[m++] = num(e, k);
+		}
 	}
-	fputs("</table>\n", f);
-	free(ev);
+	if (rp->nranks > 0)
+		l[nl++] = (struct chart_line){ "training (rank 0)",
+		    rp->ranks[0].v[C_STEP], rp->ranks[0].v[C_LOSS],
+		    rp->ranks[0].n, false, false };
+	if (m > 0)
+		l[nl++] = (struct chart_line){ tok ? "validation" : "test",
+		    x, y, m, true, true };
+	svg_line_chart(f, &(struct chart){ m > 0 ? tok ? "Loss: training "
+	    "(the global batch's) and validation" : "Loss: training (the "
+	    "global batch's) and test" : "Loss (rank 0: the global batch's)",
+	    "step", tok ? "loss (nats a token)" : "loss", l, nl, marks,
+	    nmarks, false });
+	free(x);
+	free(y);
 }
 
 void
@@ -376,7 +235,7 @@ report_page(FILE *f, const struct report *rp)
 			marks[k++] = (struct chart_mark){ x, str(e, "kind"),
 			    str(e, "kind") };
 	}
-	wall_text((double)time(NULL), now, sizeof now);
+	report_wall((double)time(NULL), now, sizeof now);
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
 	    "<title>hunter report: ", f);
 	html_text(f, rp->job);
@@ -384,19 +243,26 @@ report_page(FILE *f, const struct report *rp)
 	    "report: ", style);
 	html_text(f, rp->job);
 	fputs("</h1>\n", f);
-	page_head(f, rp);
+	report_facts(f, rp);
 	fputs("<h2>Training</h2>\n", f);
-	page_steps(f, rp, "Loss (rank 0: the global batch's)", "loss",
-	    C_LOSS, 1, false, marks, (int)k);
-	page_steps(f, rp, "Throughput", "samples/s", C_SPS, 1, false, marks,
-	    (int)k);
+	page_loss(f, rp, marks, (int)k);
+	if (report_tokens(rp) && said(rp, C_TOKENS))
+		page_steps(f, rp, "Throughput", "tokens/s", C_TOKENS, 1, false,
+		    marks, (int)k);
+	else
+		page_steps(f, rp, "Throughput", "samples/s", C_SPS, 1, false,
+		    marks, (int)k);
+	if (said(rp, C_GRAD))
+		page_steps(f, rp, "Gradient norm before clipping (rank 0: the "
+		    "summed gradient's)", "norm", C_GRAD, 1, false, marks,
+		    (int)k);
 	page_steps(f, rp, "Step time, each rank", "ms", C_STEP_MS, 1, true,
 	    marks, (int)k);
 	page_split(f, rp);
 	page_bytes(f, rp);
-	page_autotune(f, rp);
-	page_epochs(f, rp);
-	page_events(f, rp);
+	report_autotune(f, rp);
+	report_epochs(f, rp);
+	report_events(f, rp);
 	fprintf(f, "<p class=\"muted\">Written by hunter %s at %s.</p>\n"
 	    "</body></html>\n", HUNTER_GIT_DESCRIBE, now);
 	free(marks);

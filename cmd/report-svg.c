@@ -158,7 +158,7 @@ svg_axes(FILE *f, const struct axes *a, const char *xlabel,
 	fputs("</text>\n", f);
 }
 
-/* The line's points, a segment to a polyline. */
+/* The line's points, a segment to a polyline; its dots. */
 static void
 svg_polylines(FILE *f, const struct axes *a, const struct chart_line *l,
     int idx)
@@ -190,6 +190,12 @@ svg_polylines(FILE *f, const struct axes *a, const struct chart_line *l,
 	}
 	if (open)
 		fputs("\"/>\n", f);
+	for (int i = 0; l->dots && i < l->n; i++) {
+		if (!isnan(l->y[i]) && (!a->logy || l->y[i] > 0))
+			fprintf(f, "<circle class=\"point\" cx=\"%.1f\" "
+			    "cy=\"%.1f\" r=\"2.5\" fill=\"%s\"/>\n",
+			    px(a, l->x[i]), py(a, l->y[i]), report_colour(idx));
+	}
 }
 
 void

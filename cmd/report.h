@@ -1,7 +1,7 @@
 /*
  * report.h: the parts of `hunter report`: what cmd-report.c reads (the
  * saved series and the journal) into struct report, the page made of it
- * (report-page.c), and the charts it draws as inline SVG (report-svg.c),
+ * (report-page.c, its text in report-facts.c), and the charts it draws as inline SVG (report-svg.c),
  * written straight into the page, so the file needs nothing else to be
  * read: no script, no font, no network.
  */
@@ -17,10 +17,10 @@
 
 /* The columns kept of each rank's metrics frames, by table row (the
  * order of the C_ names), and the wall clock they came at. */
-#define NCOLS	9
+#define NCOLS	11
 extern const enum rank_metric report_cols[NCOLS];
 enum { C_STEP, C_LOSS, C_SPS, C_STEP_MS, C_COMPUTE, C_COMM, C_WAIT, C_SENT,
-	C_DENSE, C_TS, C_ALL };
+	C_DENSE, C_TOKENS, C_GRAD, C_TS, C_ALL };
 
 struct rank_data {
 	double		*v[C_ALL];	/* NAN where a frame did not say */
@@ -32,7 +32,8 @@ struct report {
 	const char	*job;
 	double		 t0, t1;	/* the series' start; the job's end */
 	bool		 ended;
-	json_t		*header, *summary, *autotune, *epochs, *events, *jobs;
+	json_t		*header, *summary, *autotune, *epochs, *evals, *events,
+			*jobs;
 	char		 end_state[32];
 	struct rank_data *ranks;
 	int		 nranks;
@@ -41,14 +42,25 @@ struct report {
 
 /* The page (report-page.c). */
 void	report_page(FILE *, const struct report *);
+/* Its text (report-facts.c): the head of facts, the autotune trace, the
+ * epochs, the events' timeline and table. */
+void	report_facts(FILE *, const struct report *);
+void	report_autotune(FILE *, const struct report *);
+void	report_epochs(FILE *, const struct report *);
+void	report_events(FILE *, const struct report *);
+/* Whether the job is a language model: its frames say tokens/s or a
+ * validation loss. */
+bool	report_tokens(const struct report *);
+/* Wall clock t as local time. */
+void	report_wall(double t, char *buf, size_t len);
 
 /* One line of a chart; a step back in x (a resume after a re-formation)
- * starts a new segment. */
+ * starts a new segment.  dots: each point drawn too (a few, far apart). */
 struct chart_line {
 	const char	*name;
 	const double	*x, *y;
 	int		 n;
-	bool		 dashed;
+	bool		 dashed, dots;
 };
 
 /* A vertical marker at x: an event, by kind. */

@@ -2,7 +2,8 @@
  * backend-series.c: what a job's frames leave besides the state model:
  * the counters of its Prometheus series (checkpoints and bytes here; the
  * failovers where they are decided, backend-reform.c) and its saved
- * series for `hunter report` (series-file.h).  Every frame of a job
+ * series for `hunter report` (series-file.h): metrics, epochs, evals, the
+ * autotune trace and the summary.  Every frame of a job
  * passes here before the state model takes it.
  */
 #include <stdio.h>
@@ -84,6 +85,7 @@ backend_series_frame(struct backend *b, struct job_state *j, int r,
 		j->total.checkpoints += checkpoint_written(msg);
 		return;
 	case PK_EPOCH:
+	case PK_EVAL:
 	case PK_AUTOTUNE:
 	case PK_SUMMARY:
 		break;

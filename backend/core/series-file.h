@@ -2,8 +2,8 @@
  * series-file.h: a job's saved series, STATE/series/JOB.jsonl, written by
  * the backend and read by `hunter report`.  JSON lines: a "series" header
  * (job, run, ts: where the job's story starts), then the job's data
- * frames as they came -- each rank's metrics, epochs, the autotune trace,
- * the summary -- with the wall clock ("ts") they arrived at.  The events
+ * frames as they came -- each rank's metrics, epochs, evals, the autotune
+ * trace, the summary -- with the wall clock ("ts") they arrived at.  The events
  * are the journal's.
  *
  * Bounded: past SERIES_FILE_MAX bytes every other metrics frame of each
