@@ -40,7 +40,7 @@ time.sleep(60)
 PYEOF
 holder=$!
 cleanup_hooks="kill $holder 2>/dev/null || true"
-for i in $(seq 50); do [ -s "$T/port" ] && break; sleep 0.1; done
+wait_until 5 "the port holder's port" test -s "$T/port"
 port=$(cat "$T/port")
 set +e
 "$HUNTER" run --metrics "127.0.0.1:$port" "$T/j.yaml" > "$T/bad3" 2>&1; rc3=$?

@@ -15,23 +15,19 @@ mkdata "$T/data" 4000 64
 small_job "$T/j.yaml" repjob "$T/data"
 sed -i "s/ranks: 1/ranks: 2, memory_per_rank: 400KiB/; s/epochs: 2/epochs: 16/; s/global: 32, micro: 32/global: 64, micro: auto/; s/every_steps: 0/every_steps: 100/" "$T/j.yaml"
 
-wait_for() {	# FILE PATTERN: until PATTERN shows in FILE, 30 s at most
-	for i in $(seq 300); do grep -q "$2" "$1" && return 0; sleep 0.1; done
-	tail -n 5 "$1"; fail "no '$2' in $1"
-}
 "$HUNTER" run --json --inject slow-data=8 --inject crash-at=150@1 \
 	"$T/j.yaml" > "$T/out" 2>&1 &
 run=$!
 cleanup_hooks="kill -9 $run 2>/dev/null || true"
-wait_for "$T/out" '"kind":"failover".*generation 1'
-wait_for "$T/out" '"generation":1,"step"\|"t":"metrics".*"generation":1'
+wait_for "$T/out" '"kind":"failover".*generation 1' 30
+wait_for "$T/out" '"generation":1,"step"\|"t":"metrics".*"generation":1' 30
 "$HUNTER" ctl repjob pause || fail "ctl pause"
-wait_for "$T/out" '"kind":"paused"'
+wait_for "$T/out" '"kind":"paused"' 30
 sleep 1
 "$HUNTER" ctl repjob resume || fail "ctl resume"
-wait_for "$T/out" '"kind":"resumed"'
+wait_for "$T/out" '"kind":"resumed"' 30
 "$HUNTER" ctl repjob migrate 0 local1 || fail "ctl migrate"
-wait_for "$T/out" '"kind":"migrated".*generation 2'
+wait_for "$T/out" '"kind":"migrated".*generation 2' 30
 wait $run || fail "the run exited $?"
 [ "$(jget "$T/out" summary state)" = finished ] || fail "not finished"
 
