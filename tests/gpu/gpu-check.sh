@@ -17,7 +17,7 @@
 #      one-node cluster with one cuda slot), then on one CPU slot: test
 #      accuracy and samples/s of each, and their ratio;
 #   5. a byte-level gpt (L=2, H=4, C=128, T=64) trained by `hunter run` on
-#      300 kB of this tree's documentation and sources, on the GPU, then
+#      200 kB of this tree's documentation and sources, on the GPU, then
 #      on a CPU slot: both finish, the first step's loss agrees within
 #      1e-4 relative (the same parameters and batch), the final
 #      validation loss within 3% (trajectories apart by rounding only),
@@ -268,7 +268,7 @@ fi
 
 step "a byte-level gpt by hunter run: one GPU, then one CPU slot"
 cat "$SRC"/README.md "$SRC"/docs/*.md "$SRC"/hunter.1 "$SRC"/backend/*/*.c |
-    head -c 300000 > "$BUILD/gpt-text.txt"
+    head -c 200000 > "$BUILD/gpt-text.txt"
 gpt() {	# device
 	cat > "$BUILD/gpt-$1.yaml" <<EOF
 name: gpu-check-gpt
