@@ -371,6 +371,10 @@ t_attention(void **state)
 	}
 }
 
+/* GELU's inputs stay within +-1000: below about -2750 the CPU's vexp
+ * (kernels/cpu/vmath-internal.h) converts a float beyond int's range to
+ * int, which C leaves undefined (x86 gives INT_MIN, so GELU returns x
+ * there, where the device, which saturates, returns -0). */
 static void
 t_gelu_residual(void **state)
 {
