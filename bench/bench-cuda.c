@@ -8,11 +8,8 @@
  *         kernels on random data, as samples/s, beside the same step with
  *         kernels/cpu.  The worker has no GPU train loop yet, so this is
  *         the kernels' speed, not a training run's.
- *  gpt:   the S shape of `hunter bench gpt` (L=4, H=4, C=256, T=128,
- *         V=256, B=8) on the device model (backend/worker/model-gpu.c),
- *         random tokens: forward and backward alone, then the step as a
- *         cuda rank takes it (the gradients down, AdamW on the host, the
- *         parameters up), as ms, tokens/s and model TFLOP/s.
+ *  gpt:   the S shape of `hunter bench gpt` on the device model
+ *         (bench-cuda-gpt.c).
  *  topk:  top-k, sampled threshold and sparse encoding of n floats at
  *         density 1%, as input GB/s (4n bytes / time), beside a
  *         device-to-device cudaMemcpy of the same 4n bytes (bytes copied
@@ -41,10 +38,8 @@
 #include "kernels/cpu/kernels.h"
 #include "kernels/cuda/cuda-kernels.h"
 #include "backend/comm/comm.h"
-#include "backend/worker/model-gpu.h"
-#include "backend/worker/model.h"
-#include "backend/worker/optimizer.h"
 #include "bench/bench.h"
+#include "bench/bench-internal.h"
 
 #define B	128
 #define NL	3
@@ -234,92 +229,6 @@ bench_mlp(void)
 	printf("  gpu/cpu %.1fx\n", tc / tg);
 }
 
-/* One step of the gpt on the device; with full, the update as a cuda
- * rank makes it too. */
-static void
-gpt_step(int full, struct model *m, struct model_gpu *g,
-    struct optimizer *o, const struct model_input *in, int bs, float scale)
-{
-	char	 err[512];
-	double	 loss = 0;
-
-	if (model_gpu_zero_grads(g, err, sizeof err) != 0 ||
-	    model_gpu_step(g, in, bs, scale, &loss, err, sizeof err) != 0)
-		DIE("gpt step: %s", err);
-	if (!full)
-		return;
-	if (model_gpu_get_grads(g, m->grads, err, sizeof err) != 0)
-		DIE("gpt gradients: %s", err);
-	optimizer_step(o, m->params, m->grads, 3e-4f);
-	if (model_gpu_set_params(g, m->params, err, sizeof err) != 0)
-		DIE("gpt parameters: %s", err);
-}
-
-/* Seconds a step takes, over 2 s after 3 untimed. */
-static double
-gpt_time(int full, struct model *m, struct model_gpu *g, struct optimizer *o,
-    const struct model_input *in, int bs, float scale)
-{
-	double	 t;
-	int	 n = 0;
-
-	for (int i = 0; i < 3; i++)
-		gpt_step(full, m, g, o, in, bs, scale);
-	t = clock_mono();
-	do {
-		gpt_step(full, m, g, o, in, bs, scale);
-		n++;
-	} while (clock_mono() - t < 2.0);
-	return (clock_mono() - t) / n;
-}
-
-static void
-bench_gpt_s(void)
-{
-	const int	 L = 4, H = 4, C = 256, T = 128, V = 256, bs = 8;
-	struct job_spec	 job;
-	struct model	*m;
-	struct model_gpu *g;
-	struct optimizer *o;
-	int32_t		*tok = malloc(2 * (size_t)bs * T * sizeof *tok);
-	struct model_input in = { .tok = tok, .tgt = tok + bs * T };
-	double		 flops, tf, ts;
-	char		 err[512];
-	int		 oom;
-
-	spec_job_defaults(&job);
-	job.model.type = MODEL_GPT;
-	job.model.layers = L;
-	job.model.heads = H;
-	job.model.channels[0] = C;
-	job.model.n_channels = 1;
-	job.model.context = T;
-	job.model.vocab = V;
-	job.data.format = FORMAT_TOKENS;
-	job.train.optimizer.type = OPTIM_ADAMW;
-	flops = spec_model_kind(MODEL_GPT)->flops_per_sample(&job) * bs;
-	if (tok == NULL || (m = model_create(&job, T, 1, 1, V, 1, 1)) == NULL)
-		DIE("gpt: no model");
-	o = optimizer_create(&job, m->n_params);
-	for (int i = 0; i < 2 * bs * T; i++)
-		tok[i] = (int32_t)rng_below(&bench_rng, V);
-	if ((g = model_gpu_create(m, bs, &oom, err, sizeof err)) == NULL ||
-	    model_gpu_set_params(g, m->params, err, sizeof err) != 0)
-		DIE("gpt device model: %s", err);
-	tf = gpt_time(0, m, g, o, &in, bs, 1.0f / (bs * T));
-	ts = gpt_time(1, m, g, o, &in, bs, 1.0f / (bs * T));
-	printf("gpt: S shape (L=%d, H=%d, C=%d, T=%d, V=%d), batch %d, %zu "
-	    "parameters, device model\n", L, H, C, T, V, bs, m->n_params);
-	printf("  fwd+bwd        %8.2f ms  %10.0f tokens/s  %6.2f TFLOP/s\n",
-	    tf * 1e3, bs * T / tf, flops / tf / 1e12);
-	printf("  + host AdamW   %8.2f ms  %10.0f tokens/s  %6.2f TFLOP/s  "
-	    "(a cuda rank's step)\n", ts * 1e3, bs * T / ts, flops / ts / 1e12);
-	model_gpu_free(g);
-	optimizer_free(o);
-	model_free(m);
-	free(tok);
-}
-
 /* Seconds per run of the statement, repeated for a second after one
  * warm-up run. */
 #define TIME_IT(secs, ...) do {						\
@@ -451,7 +360,8 @@ bench_cuda(void)
 	    cuda_nccl_version(), cuda_driver_version());
 	rng_seed(&bench_rng, 42, 0);
 	bench_mlp();
-	bench_gpt_s();
+	if (bench_cuda_gpt() != 0)
+		return 1;
 	bench_topk(25u << 20);
 	bench_nccl();
 	cuda_blas_release();
