@@ -2,8 +2,8 @@
 # Metrics check 5, the storm: 1,000 scrapes in a loop (more, until it
 # has lasted 3 s, so the ranks' 1 Hz reports can show progress; 20,000 at
 # most) while a 2-rank job trains, then 100 more while 80 idle
-# connections hold more than the endpoint takes from one address (32).  What a broken server gets wrong is
-# asserted, not a timing: every request is answered, or refused, within
+# connections hold more than the endpoint takes from one address (32).
+# What a broken server gets wrong is asserted, not a timing: every request is answered, or refused, within
 # 2 s; the job's step keeps advancing through the storm (the backend's
 # loop is not held up) and `hunter ctl` is answered during it.  The 2%
 # bound on the step time is bench/scrape-storm's figure, not a test.
