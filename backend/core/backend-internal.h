@@ -38,6 +38,7 @@ struct backend {
 	struct console_peer peers[MAX_CONSOLE_PEERS];
 	int		 npeers;
 	bool		 detach;
+	bool		 preempting;	/* backend_preempt was called */
 	double		 next_reconnect;
 	double		 next_detect;
 
@@ -74,7 +75,8 @@ struct job_state *backend_new_job(struct backend *, const char *name);
 void	backend_job_done(struct backend *, struct job_state *);
 void	backend_schedule(struct backend *);
 void	backend_launch_job(struct backend *, struct job_state *);
-/* "local0, local0, local2, local2" for events (a static buffer). */
+/* "local0, local0, local2, local2" for events, a Slurm node with its
+ * address: "n1 (10.0.0.11)" (a static buffer). */
 const char *placement_text(struct backend *, const struct job_state *);
 
 /* backend-command.c */
@@ -95,6 +97,17 @@ void	backend_choose_failover(struct backend *, struct job_state *);
 /* The operator's migrate command: {rank, node}.  0, or -1 refused (with
  * an event saying why). */
 int	backend_migrate(struct backend *, struct job_state *, const json_t *cmd);
+
+/* backend-bound.c: nodes whose agent lives only as long as its link
+ * (fleet_node.bound: srun steps).  A connect that fails marks the node
+ * down with the launcher's reason, and placement leaves it out; a link
+ * that ends loses its ranks (failover, as for a dead agent); a hello
+ * brings it back. */
+void	backend_node_down(struct backend *, int node, const char *why);
+void	backend_link_lost(struct backend *, struct fleet_node *);
+void	backend_node_back(struct backend *, int node);
+/* backend-preempt.c: a job of a preempted backend has ended. */
+void	backend_preempt_done(struct backend *, struct job_state *);
 
 /* backend-detect.c: the detectors (backend/sched/detect.h) over each
  * live job, and their decisions applied; once a second. */

@@ -28,9 +28,15 @@ placement_text(struct backend *b, const struct job_state *j)
 	size_t		 off = 0;
 
 	buf[0] = '\0';
-	for (int r = 0; r < j->world && off < sizeof buf - 80; r++)
-		off += (size_t)snprintf(buf + off, sizeof buf - off, "%s%s",
-		    r ? ", " : "", b->cluster->nodes[j->ranks[r].node].name);
+	for (int r = 0; r < j->world && off < sizeof buf - 80; r++) {
+		const struct node_spec *ns = &b->cluster->nodes[j->ranks[r].node];
+
+		/* A Slurm node's address is Slurm's, not its name: say it. */
+		off += (size_t)snprintf(buf + off, sizeof buf - off, "%s%s%s%.40s%s",
+		    r ? ", " : "", ns->name, ns->slurm_job[0] && ns->addr[0] ?
+		    " (" : "", ns->slurm_job[0] ? ns->addr : "",
+		    ns->slurm_job[0] && ns->addr[0] ? ")" : "");
+	}
 	return buf;
 }
 
@@ -227,6 +233,22 @@ backend_versions_agree(struct backend *b, char *err, size_t errlen)
 	return rc;
 }
 
+/* A Slurm job that was requeued (preempted, say) starts with
+ * SLURM_RESTART_COUNT > 0: its jobs resume from their checkpoints. */
+static void
+backend_requeued(struct backend *b, struct job_state *j)
+{
+	const char	*count = getenv("SLURM_RESTART_COUNT");
+
+	if (j->opts.resume || count == NULL || atoi(count) <= 0)
+		return;
+	j->opts.resume = true;
+	backend_event(b, j->name, "restarted", -1, NULL, "Slurm job %s was "
+	    "requeued (restart %d): %s resumes from its newest checkpoint",
+	    getenv("SLURM_JOB_ID") ? getenv("SLURM_JOB_ID") : "?", atoi(count),
+	    j->name);
+}
+
 int
 backend_submit(struct backend *b, const char *spec_file,
     const struct submit_opts *so, char *err, size_t errlen)
@@ -264,6 +286,7 @@ backend_submit(struct backend *b, const char *spec_file,
 	}
 	j = backend_new_job(b, spec.name);
 	j->opts = *so;
+	backend_requeued(b, j);
 	j->spec = spec;
 	j->yaml = yaml;
 	snprintf(j->spec_file, sizeof j->spec_file, "%s", spec_file);
@@ -287,9 +310,13 @@ backend_submit(struct backend *b, const char *spec_file,
 void
 backend_schedule(struct backend *b)
 {
-	struct queue_entry *e = xcalloc((size_t)b->njobs + 1, sizeof *e);
-	int		*idx = xcalloc((size_t)b->njobs + 1, sizeof *idx);
-	int		 n = 0;
+	struct queue_entry *e;
+	int		*idx, n = 0;
+
+	if (b->preempting)
+		return;
+	e = xcalloc((size_t)b->njobs + 1, sizeof *e);
+	idx = xcalloc((size_t)b->njobs + 1, sizeof *idx);
 
 	for (int i = 0; i < b->njobs; i++) {
 		struct job_state *j = &b->jobs[i];
@@ -369,7 +396,13 @@ backend_job_done(struct backend *b, struct job_state *j)
 		    j->ranks[r].status == RANK_PENDING)
 			return;
 	}
-	if (!j->restart.pending) {
+	/* A preempted backend relaunches nothing: the nodes are going. */
+	if (b->preempting && j->restart.pending) {
+		free(j->restart.node_of);
+		j->restart.node_of = NULL;
+		j->restart.pending = false;
+	}
+	if (!j->restart.pending && !b->preempting) {
 		for (int r = 0; r < j->world; r++) {
 			if (j->ranks[r].status == RANK_FAILED &&
 			    j->restarts < BACKEND_MAX_RESTARTS) {
@@ -399,5 +432,7 @@ backend_job_done(struct backend *b, struct job_state *j)
 	    "state", j->state);
 	journal_append(b->journal, rec);
 	json_decref(rec);
+	if (b->preempting)
+		backend_preempt_done(b, j);
 	backend_schedule(b);		/* the freed slots may fit a queued job */
 }

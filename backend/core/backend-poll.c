@@ -172,6 +172,7 @@ backend_agent_hello(struct backend *b, struct fleet_node *fn, json_t *msg)
 	json_decref(fn->hello);
 	fn->hello = json_incref(msg);
 	fn->up = true;
+	backend_node_back(b, (int)(fn - b->fleet.nodes));
 	backend_node_gpus(b, (int)(fn - b->fleet.nodes), msg);
 	nv->up = true;
 	snprintf(nv->build, sizeof nv->build, "%s", build != NULL ? build : "");
@@ -282,6 +283,7 @@ backend_node_input(struct backend *b, struct fleet_node *fn)
 		    "connection closed" : strerror(errno));
 		fleet_close_node(fn);
 		b->nodes[fn - b->fleet.nodes].up = false;
+		backend_link_lost(b, fn);
 	}
 }
 
