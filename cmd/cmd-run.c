@@ -303,6 +303,10 @@ cmd_run(int argc, char **argv)
 			return 1;
 		}
 	}
+	/* Slurm's notice may come while the agents start: it is acted on
+	 * once the job runs. */
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
 	if ((rc = spec_open_cluster(cluster_file, spares, &cluster, stderr)) != 0)
 		return rc == SPEC_CLUSTER_USAGE ? 2 : 1;
 	if ((b = backend_open(&bo, err, sizeof err)) == NULL) {
@@ -320,8 +324,6 @@ cmd_run(int argc, char **argv)
 	}
 	j = backend_job(b, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGUSR1, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	rc = 0;
 	while (!j->done) {
