@@ -112,7 +112,10 @@ spec_open_cluster(const char *file, int spares, struct cluster_spec *c,
 	if (file != NULL ? strcmp(file, "slurm") == 0 :
 	    getenv("SLURM_JOB_ID") != NULL) {
 		if ((rc = spec_slurm_open(spares, c, err, sizeof err)) != 0)
-			fprintf(out, "hunter: --cluster slurm: %s\n", err);
+			fprintf(out, "hunter: %s: %s\n", file != NULL ?
+			    "--cluster slurm" : "the cluster of this Slurm job "
+			    "(SLURM_JOB_ID is set; --cluster FILE names another)",
+			    err);
 		return rc;
 	}
 	if (spares >= 0) {
