@@ -7,8 +7,11 @@
 # fails naming it, and hunter run refuses the launch: nothing runs.
 . "$SRCDIR/tests/integration/lib.sh"
 . "$SRCDIR/tests/slurm/slurm-lib.sh"
+# The data set is made while the cluster comes up.
+mkdata "$T/data" 256 64 &
+mk=$!
 slurm_up 5 2
-mkdata "$T/data" 256 64
+wait $mk || fail "mkdata failed"
 slurm_job "$T/job.yaml" vcheck "$T/data"
 
 rc=0

@@ -6,8 +6,11 @@
 # over to the spare n3 and finishes there, both ranks with one CRC.
 . "$SRCDIR/tests/integration/lib.sh"
 . "$SRCDIR/tests/slurm/slurm-lib.sh"
+# The data set is made while the cluster comes up.
+mkdata "$T/data" 2048 128 &
+mk=$!
 slurm_up 2 3
-mkdata "$T/data" 2048 128
+wait $mk || fail "mkdata failed"
 slurm_job "$T/job.yaml" fo "$T/data"
 # slow=30: 30 ms a step in the first generation, so the kill finds it
 # training; the relaunch runs at full speed.

@@ -8,8 +8,11 @@
 # the final checkpoint of an uninterrupted run, byte for byte.
 . "$SRCDIR/tests/integration/lib.sh"
 . "$SRCDIR/tests/slurm/slurm-lib.sh"
+# The data set is made while the cluster comes up.
+mkdata "$T/data" 2048 128 &
+mk=$!
 slurm_up 3 2
-mkdata "$T/data" 2048 128
+wait $mk || fail "mkdata failed"
 slurm_job "$T/job.yaml" pre "$T/data"
 J=$(sbatch --parsable -N2 -o "$T/out" --export=ALL,HUNTER="$HUNTER" \
 	"$SRCDIR/examples/slurm/hunter.sbatch" --inject slow=30 "$T/job.yaml") ||

@@ -1,10 +1,10 @@
 #!/bin/bash
 # tests/slurm/slurm-down.sh: stop the cluster of slurm-up.sh (same SX_DIR,
 # SX_PFX, SX_NODES), by pid: slurmctld (and its slurmscriptd) and munged
-# from $SX_DIR/pids, SIGTERM then SIGKILL after 1 s (the state is thrown
-# away, and slurmctld takes 2-3 s over SIGTERM); then every process
+# from $SX_DIR/pids, SIGTERM then SIGKILL after 0.5 s (the state is
+# thrown away, and slurmctld takes 2-3 s over SIGTERM); then every process
 # left in each node's namespace (slurmd, slurmstepd, the steps' tasks),
-# SIGKILL until none is left; then the namespaces and the link, and
+# SIGKILL until none is left but zombies; then the namespaces and the link, and
 # $SX_DIR unless SX_KEEP=1.  It never fails: it is a cleanup.
 set -u
 D=${SX_DIR:?SX_DIR must name a directory}
@@ -36,7 +36,7 @@ p=$(pid_of munged)
 [ -n "$p" ] && ours "$p" munged && daemons="$daemons $p"
 if [ -n "$daemons" ]; then
 	kill -TERM $daemons 2>/dev/null
-	for _ in $(seq 10); do
+	for _ in $(seq 5); do
 		alive=
 		for p in $daemons; do running "$p" && alive="$alive $p"; done
 		[ -z "$alive" ] && break
@@ -47,10 +47,13 @@ fi
 for i in $(seq 1 "$N"); do
 	[ -e "/run/netns/${P}n$i" ] || continue
 	for _ in $(seq 50); do
-		pids=$(ip netns pids "${P}n$i" 2>/dev/null | tr '\n' ' ')
-		[ -z "${pids// /}" ] && break
+		pids=
+		for p in $(ip netns pids "${P}n$i" 2>/dev/null); do
+			running "$p" && pids="$pids $p"
+		done
+		[ -z "$pids" ] && break
 		kill -KILL $pids 2>/dev/null
-		sleep 0.1
+		sleep 0.05
 	done
 done
 for i in $(seq 1 "$N"); do ip netns del "${P}n$i" 2>/dev/null; done

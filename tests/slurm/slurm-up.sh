@@ -122,6 +122,8 @@ SlurmdParameters=config_overrides
 KillWait=5
 MessageTimeout=3
 MinJobAge=600
+# Batch jobs start at once, not up to 3 s later (batch_sched_delay).
+SchedulerParameters=batch_sched_delay=0
 EOF
 	[ "$GPUS" -gt 0 ] && echo "GresTypes=gpu"
 	[ -n "$TOPO" ] && echo "TopologyPlugin=topology/tree"
