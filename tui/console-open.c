@@ -217,7 +217,11 @@ console_main(int argc, char **argv)
 		case 'c': cluster_file = optarg; break;
 		case 't': theme = optarg; break;
 		case 'T': takeover = true; break;
-		case 'S': simulate = atoi(optarg); break;
+		case 'S':
+			simulate = atoi(optarg);
+			if (simulate > SPEC_MAX_NODES)
+				simulate = SPEC_MAX_NODES;
+			break;
 		case 'P':
 			if ((spares = spec_parse_spares(optarg, stderr)) < 0)
 				return 2;

@@ -88,6 +88,8 @@ backend_link_lost(struct backend *b, struct fleet_node *fn)
 	fleet_link_why(fn, why, sizeof why);
 	if (why[0] == '\0')
 		snprintf(why, sizeof why, "its link closed");
+	else
+		fleet_set_why(fn, why);	/* srun's words, for the queue */
 	backend_node_down(b, n, why);
 	for (int i = 0; i < b->njobs; i++) {
 		if (!b->jobs[i].done && !b->jobs[i].queued)

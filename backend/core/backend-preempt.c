@@ -9,7 +9,9 @@
  * next start in the same state directory (a requeued job:
  * SLURM_RESTART_COUNT > 0, or --resume) resumes from there.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend/proto/proto.h"
@@ -19,11 +21,15 @@ static void
 preempt_journal(struct backend *b, const struct job_state *j,
     const char *reason)
 {
-	json_t	*rec = json_pack("{s:s, s:s, s:s, s:s, s:i}", "t", MSG_DECISION,
-	    "job", j->name, "kind", "preempted", "reason", reason,
-	    "generation", j->generation);
+	char	 err[256];
+	json_t	*rec = proto_pack(err, sizeof err, "{s:s, s:s, s:s, s:s, s:i}",
+	    "t", MSG_DECISION, "job", j->name, "kind", "preempted", "reason",
+	    reason, "generation", j->generation);
 
-	journal_append(b->journal, rec);
+	if (rec == NULL || journal_append(b->journal, rec) != 0)
+		backend_event(b, j->name, "refused", -1, NULL, "the journal did "
+		    "not take the preemption: %s", rec == NULL ? err :
+		    strerror(errno));
 	json_decref(rec);
 }
 
@@ -42,12 +48,19 @@ backend_preempt(struct backend *b, const char *why)
 			continue;
 		if (j->queued) {
 			/* Never launched: its next start submits it again. */
-			j->queued = false;
-			j->done = true;
-			snprintf(j->state, sizeof j->state, "stopped");
 			backend_event(b, j->name, "preempted", -1, NULL, "%s: "
-			    "%s was still queued; it is not started", why,
-			    j->name);
+			    "%s was still queued%s%s; it is not started", why,
+			    j->name, j->reason[0] != '\0' ? ": " : "", j->reason);
+			backend_end_job(b, j, "stopped");
+			continue;
+		}
+		/* No rank runs to stop at a step (a re-formation between
+		 * generations, or all failed): it ends now. */
+		if (!backend_job_running(j)) {
+			free(j->restart.node_of);
+			j->restart.node_of = NULL;
+			j->restart.pending = false;
+			backend_stop_job(b, j->name);
 			continue;
 		}
 		left++;

@@ -42,6 +42,9 @@ struct fleet_node {
 	bool		 bound;		/* its agent lives only as long as the
 					 * link (srun: the step's) */
 	bool		 hello_sent;	/* the launcher said our hello */
+	/* Why it is down: the last connect's error, or what its agent (or
+	 * the SSH pump) said before the link closed; "" once it is up. */
+	char		 why[1024];
 };
 
 struct launcher {
@@ -103,5 +106,7 @@ void	fleet_link_why(const struct fleet_node *, char *buf, size_t len);
 /* Send msg to a node; on failure the link is closed.  0 or -1. */
 int	fleet_send(struct fleet_node *, const json_t *msg);
 void	fleet_close_node(struct fleet_node *);
+/* Say why fn is down (fn->why), for messages until it is up again. */
+void	fleet_set_why(struct fleet_node *, const char *why);
 
 #endif
