@@ -43,6 +43,7 @@ rc=0
 salloc -N2 "$HUNTER" run --json "$T/job.yaml" < /dev/null > "$T/out" 2> "$T/err" || rc=$?
 [ $rc -eq 1 ] || { cat "$T/err"; fail "the launch exited $rc, expected 1"; }
 grep -q "version mismatch: n2 runs hunter 9.9.9-other" "$T/err" || { cat "$T/err"; fail "no refusal naming n2"; }
+echo "run: $(grep -m1 "version mismatch" "$T/err")"
 ! grep -q '"scope":"rank"' "$T/out" || fail "a rank ran"
 kill "$(cat "$dir/agent.pid")" 2>/dev/null || true
 pass "hunter check lists n1 and n2 of Slurm job $J with their versions; n2 on 9.9.9-other is refused"
