@@ -18,12 +18,7 @@ sed 's/epochs: 10/epochs: 4/; s/density: 0.001/density: 0.01/' \
 grep -q 'epochs: 4' "$T/topk.yaml" && grep -q 'density: 0.01' "$T/topk.yaml" ||
 	fail "could not edit the example job"
 # The TCP connections of n1's namespace, with their processes, while it runs.
-(
-	while :; do
-		ip netns exec "${SX_PFX}n1" ss -tnp 2>/dev/null
-		sleep 0.3
-	done
-) > "$T/ss" &
+slurm_sample_tcp 1 "$T/ss" &
 sampler=$!
 cleanup_hooks="kill $sampler 2>/dev/null; $cleanup_hooks"
 rc=0

@@ -31,7 +31,7 @@ dir="$HUNTER_STATE_DIR/nodes/n2"
 ip netns exec "${SX_PFX}n2" env HUNTER_FAKE_VERSION=9.9.9-other \
 	"$HUNTER" agent --node n2 --dir "$dir" --idle-exit 60 ||
 	fail "could not start n2's agent"
-wait_for 10 "n2's agent to listen" test -S "$dir/agent.sock"
+wait_until 10 "n2's agent to listen" test -S "$dir/agent.sock"
 rc=0
 salloc -N2 "$HUNTER" check < /dev/null > "$T/check2" 2>&1 || rc=$?
 cat "$T/check2"

@@ -17,7 +17,7 @@ slurm_job "$T/job.yaml" fo "$T/data"
 J=$(sbatch --parsable -N3 -o "$T/out" --export=ALL,HUNTER="$HUNTER" \
 	"$SRCDIR/examples/slurm/hunter.sbatch" --spares 1 --inject slow=30 \
 	"$T/job.yaml") || fail "sbatch refused the example script"
-wait_for 20 "rank metrics past step 10" past_step "$T/out" 10
+wait_until 20 "rank metrics past step 10" past_step "$T/out" 10
 node_of_rank1=$("$PY" - "$T/out" <<'PYEOF'
 import json, sys
 for l in open(sys.argv[1]):
@@ -32,7 +32,7 @@ S=$(agent_step "$J" n2)
 [ -n "$S" ] || { squeue -s -j "$J"; fail "no hunter-agent step on n2"; }
 echo "killing step $S (the agent of n2)"
 scancel "$S"
-wait_for 40 "job $J to complete" job_is "$J" COMPLETED
+wait_until 40 "job $J to complete" job_is "$J" COMPLETED
 scontrol -o show job "$J" | grep -q 'ExitCode=0:0' ||
 	{ tail -n 20 "$T/out"; fail "the batch job did not exit 0"; }
 "$PY" - "$T/out" <<'PYEOF' || { grep -v '"metrics"' "$T/out" | tail -n 30; fail "see above"; }

@@ -17,9 +17,9 @@ slurm_job "$T/job.yaml" pre "$T/data"
 J=$(sbatch --parsable -N2 -o "$T/out" --export=ALL,HUNTER="$HUNTER" \
 	"$SRCDIR/examples/slurm/hunter.sbatch" --inject slow=30 "$T/job.yaml") ||
 	fail "sbatch refused the example script"
-wait_for 20 "rank metrics past step 10" past_step "$T/out" 10
+wait_until 20 "rank metrics past step 10" past_step "$T/out" 10
 scancel --full --signal=USR1 "$J"
-wait_for 20 "job $J to complete after SIGUSR1" job_is "$J" COMPLETED
+wait_until 20 "job $J to complete after SIGUSR1" job_is "$J" COMPLETED
 scontrol -o show job "$J" | grep -q 'ExitCode=0:0' ||
 	{ tail -n 20 "$T/out"; fail "hunter run did not exit 0 on SIGUSR1"; }
 cp "$T/out" "$T/first"
@@ -42,8 +42,8 @@ grep -q "SIGUSR1 (Slurm job $J)" "$HUNTER_STATE_DIR/journal.jsonl" ||
 # told otherwise.
 scontrol requeue "$J" || fail "scontrol requeue $J"
 scontrol update jobid="$J" StartTime=now || true
-wait_for 30 "job $J to start again" grep -q "Slurm job $J was requeued" "$T/out"
-wait_for 30 "the requeued job $J to complete" job_is "$J" COMPLETED
+wait_until 30 "job $J to start again" grep -q "Slurm job $J was requeued" "$T/out"
+wait_until 30 "the requeued job $J to complete" job_is "$J" COMPLETED
 # The output file is appended to: the second run is what follows the first.
 tail -n +"$(($(wc -l < "$T/first") + 1))" "$T/out" > "$T/second"
 grep -q "Slurm job $J was requeued (restart 1)" "$T/second" ||

@@ -10,6 +10,7 @@ set -u
 D=${SX_DIR:?SX_DIR must name a directory}
 P=${SX_PFX:-hs}
 N=${SX_NODES:-2}
+. "$(cd "$(dirname "$0")" && pwd)/poll-lib.sh"
 
 # Gone or a zombie: PID 1 may reap orphans late, and kill -0 works on
 # zombies.
@@ -36,25 +37,26 @@ p=$(pid_of munged)
 [ -n "$p" ] && ours "$p" munged && daemons="$daemons $p"
 if [ -n "$daemons" ]; then
 	kill -TERM $daemons 2>/dev/null
-	for _ in $(seq 5); do
+	none_alive() {
 		alive=
 		for p in $daemons; do running "$p" && alive="$alive $p"; done
-		[ -z "$alive" ] && break
-		sleep 0.1
-	done
-	[ -n "$alive" ] && kill -KILL $alive 2>/dev/null
+		[ -z "$alive" ]
+	}
+	poll_ms 500 none_alive || kill -KILL $alive 2>/dev/null
 fi
+# Whether netns $1 holds nothing but zombies; SIGKILL to what it holds.
+ns_empty() {
+	pids=
+	for p in $(ip netns pids "$1" 2>/dev/null); do
+		running "$p" && pids="$pids $p"
+	done
+	[ -z "$pids" ] && return 0
+	kill -KILL $pids 2>/dev/null
+	return 1
+}
 for i in $(seq 1 "$N"); do
 	[ -e "/run/netns/${P}n$i" ] || continue
-	for _ in $(seq 50); do
-		pids=
-		for p in $(ip netns pids "${P}n$i" 2>/dev/null); do
-			running "$p" && pids="$pids $p"
-		done
-		[ -z "$pids" ] && break
-		kill -KILL $pids 2>/dev/null
-		sleep 0.05
-	done
+	poll_ms 2500 ns_empty "${P}n$i" || true
 done
 for i in $(seq 1 "$N"); do ip netns del "${P}n$i" 2>/dev/null; done
 ip netns del "${P}sw" 2>/dev/null

@@ -85,16 +85,13 @@ slurm_up() {
 # slurm_addr N: node nN's address.
 slurm_addr() { echo "$SX_NET.$((10 + $1))"; }
 
-# wait_for SECONDS WHAT CMD...: run CMD every 0.2 s until it succeeds;
-# fail naming WHAT when SECONDS pass first.
-wait_for() {
-	_secs=$1 _what=$2
-	shift 2
-	_end=$(($(date +%s) + _secs))
-	until "$@" >/dev/null 2>&1; do
-		[ "$(date +%s)" -lt "$_end" ] || fail "timed out after ${_secs} s waiting for $_what"
-		sleep 0.2
-	done
+# slurm_sample_tcp N FILE: node nN's TCP connections, with their
+# processes, into FILE every 0.3 s until killed (run it in the background).
+slurm_sample_tcp() {
+	while :; do
+		ip netns exec "${SX_PFX}n$1" ss -tnp 2>/dev/null
+		sleep 0.3
+	done > "$2"
 }
 
 # job_state J: the State of Slurm job J (RUNNING, COMPLETED ...).

@@ -32,6 +32,7 @@ PORT=${SX_PORT:-6817}
 TOPO=${SX_TOPOLOGY:-}
 GPUS=${SX_GPUS:-0}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/poll-lib.sh"
 t0=$(date +%s.%N)
 
 for b in munged mungekey munge unmunge slurmctld slurmd sinfo ip unshare; do
@@ -81,8 +82,8 @@ munged -F --key-file="$D/munge/munge.key" --socket="$D/munge/munge.socket" \
 	--pid-file="$D/munge/munged.pid" --log-file="$D/munge/munged.log" \
 	--seed-file="$D/munge/munged.seed" > "$D/munge/stderr" 2>&1 &
 echo "munged $!" >> "$D/pids"
-for _ in $(seq 100); do [ -S "$D/munge/munge.socket" ] && break; sleep 0.05; done
-[ -S "$D/munge/munge.socket" ] || { cat "$D/munge/stderr" >&2; false; }
+poll_ms 5000 test -S "$D/munge/munge.socket" ||
+	{ echo "slurm-up: no munge socket after 5 s" >&2; cat "$D/munge/stderr" >&2; false; }
 munge -S "$D/munge/munge.socket" -n | unmunge -S "$D/munge/munge.socket" >/dev/null
 
 mkdir -p "$D/ctld/state"
@@ -161,14 +162,14 @@ done
 # Every node idle within 30 s, or the names of the daemons that died.
 ok=
 died=
-for _ in $(seq 300); do
-	[ "$(sinfo -h -o '%D %T' -t idle 2>/dev/null)" = "$N idle" ] && { ok=1; break; }
+idle_or_died() {
+	[ "$(sinfo -h -o '%D %T' -t idle 2>/dev/null)" = "$N idle" ] && { ok=1; return 0; }
 	while read -r name pid; do
 		kill -0 "$pid" 2>/dev/null || died="$died $name"
 	done < "$D/pids"
-	[ -n "$died" ] && break
-	sleep 0.1
-done
+	[ -n "$died" ]
+}
+poll_ms 30000 idle_or_died || true
 if [ -z "$ok" ]; then
 	echo "slurm-up: the nodes are not idle after 30 s (died:${died:- none})" >&2
 	sinfo -N >&2 || true
