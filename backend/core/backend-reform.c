@@ -70,7 +70,7 @@ backend_choose_failover(struct backend *b, struct job_state *j)
 {
 	int	 victim = -1;
 
-	if (j->restart.pending)
+	if (j->restart.pending || b->preempting)
 		return;
 	for (int r = 0; r < j->world; r++) {
 		if (j->ranks[r].status != RANK_FAILED)
