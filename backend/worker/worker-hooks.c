@@ -44,6 +44,47 @@ worker_metrics(struct worker *w, const struct rank_report *rr)
 	return m;
 }
 
+/*
+ * --inject log-flood=N: print N lines a second on stderr from the train
+ * loop itself, as a rank with a print in its loop would, each naming the
+ * step and the wall clock time, so a test can read the step rate off the
+ * rank's log file.  They are written at step boundaries, as many as are
+ * due; a full pipe holds the loop up, as it would the real rank's.
+ */
+static void
+worker_log_flood(struct worker *w, long step, double now)
+{
+	struct timespec	 ts;
+	char		 buf[16384];
+	size_t		 len = 0;
+	long		 due;
+	ssize_t		 n;
+
+	if (w->flood_t0 == 0)
+		w->flood_t0 = now;
+	due = (long)((now - w->flood_t0) * w->log_flood) - w->flood_n;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	for (; due > 0 && len + 160 < sizeof buf; due--) {
+		/* About 120 bytes a line: the filler makes the lines weigh. */
+		len += (size_t)snprintf(buf + len, sizeof buf - len,
+		    "log-flood %ld: rank %d step %ld at %lld.%06ld "
+		    "................................................\n",
+		    ++w->flood_n, w->rank, step, (long long)ts.tv_sec,
+		    ts.tv_nsec / 1000);
+	}
+	if (due > 0)			/* behind by more than a buffer: skip */
+		w->flood_n += due;
+	for (size_t off = 0; off < len; off += (size_t)n) {
+		if ((n = write(2, buf + off, len - off)) < 0) {
+			if (errno == EINTR) {
+				n = 0;
+				continue;
+			}
+			break;
+		}
+	}
+}
+
 void
 worker_on_step(void *ctx, const struct step_report *r)
 {
@@ -51,6 +92,8 @@ worker_on_step(void *ctx, const struct step_report *r)
 	double			 now = clock_mono();
 	struct rank_report	 rr;
 
+	if (w->log_flood > 0)
+		worker_log_flood(w, r->step, now);
 	if (r->step <= w->trace_steps && w->rank == 0)
 		worker_send(w, json_pack("{s:s, s:s, s:I, s:f}", "t", MSG_STEP,
 		    "job", w->job.name, "step", (json_int_t)r->step,

@@ -44,6 +44,9 @@ struct worker {
 	char		 node[64];
 	int		 rank, world, generation;
 	int		 trace_steps;
+	int		 log_flood;	/* --inject log-flood: lines a second */
+	double		 flood_t0;	/* when the flood began */
+	long		 flood_n;	/* lines printed since */
 	struct comm	*comm;
 	double		 last_metrics;
 };

@@ -321,6 +321,7 @@ worker_main(int argc, char **argv)
 	w.world = worker_int(launch, "world", 1);
 	w.generation = worker_int(launch, "generation", 0);
 	w.trace_steps = worker_int(launch, "trace_steps", 0);
+	w.log_flood = worker_int(launch, "log_flood", 0);
 	snprintf(w.node, sizeof w.node, "%s", worker_str(launch, "node"));
 	snprintf(ckdir, sizeof ckdir, "%s", worker_str(launch, "checkpoint_dir"));
 	worker_self = &w;
