@@ -27,6 +27,7 @@ agent_close_peer(struct agent *a, int i, const char *why)
 		agent_log(a, "backend detached: %s", why);
 	close(p->fd);
 	proto_reader_free(&p->rd);
+	proto_queue_free(&p->q);
 	a->peers[i] = a->peers[--a->npeers];
 }
 
@@ -41,8 +42,9 @@ agent_hello(struct agent *a, struct agent_peer *p, const json_t *msg)
 	for (int j = 0; j < a->npeers; j++) {
 		if (a->peers[j].is_backend && &a->peers[j] != p) {
 			agent_log(a, "a new backend takes over");
-			proto_send_new(a->peers[j].fd, json_pack("{s:s, s:s}",
-			    "t", MSG_ERROR, "reason", "another backend attached"));
+			proto_queue_send_new(&a->peers[j].q, json_pack(
+			    "{s:s, s:s}", "t", MSG_ERROR, "reason",
+			    "another backend attached"));
 			shutdown(a->peers[j].fd, SHUT_RDWR);
 			a->peers[j].is_backend = false;
 		}
@@ -66,15 +68,15 @@ agent_hello(struct agent *a, struct agent_peer *p, const json_t *msg)
 		json_array_append_new(samples,
 		    node_sample_json(sample_ring_get(&a->ring, i)));
 	json_object_set_new(hello, "samples", samples);
-	proto_send_new(p->fd, hello);
+	proto_queue_send_new(&p->q, hello);
 	json_array_foreach(a->history, i, m)
-		proto_send(p->fd, m);
+		proto_queue_send(&p->q, m);
 	for (int w = 0; w < a->nworkers; w++) {
 		if (a->workers[w].last_metrics != NULL)
-			proto_send(p->fd, a->workers[w].last_metrics);
+			proto_queue_send(&p->q, a->workers[w].last_metrics);
 	}
 	json_array_foreach(a->pending, i, m)
-		proto_send(p->fd, m);
+		proto_queue_send(&p->q, m);
 	json_array_clear(a->pending);
 	agent_log(a, "backend attached");
 }
@@ -90,7 +92,7 @@ agent_command(struct agent *a, struct agent_peer *p, const json_t *msg)
 	if (strcmp(cmd, "launch") == 0) {
 		if (agent_spawn(a, msg, err, sizeof err) != 0) {
 			agent_log(a, "launch failed: %s", err);
-			proto_send_new(p->fd, json_pack("{s:s, s:s, s:s, s:O?, "
+			proto_queue_send_new(&p->q, json_pack("{s:s, s:s, s:s, s:O?, "
 			    "s:s, s:s}", "t", MSG_EVENT, "kind", "failed",
 			    "job", job, "rank", r, "node", a->node,
 			    "reason", err));
@@ -116,7 +118,7 @@ static void
 agent_refuse_peer(struct agent *a, int i, const char *why)
 {
 	agent_log(a, "refusing a peer: %s", why);
-	proto_send_new(a->peers[i].fd, json_pack("{s:s, s:s, s:s}", "t",
+	proto_queue_send_new(&a->peers[i].q, json_pack("{s:s, s:s, s:s}", "t",
 	    MSG_ERROR, "node", a->node, "reason", why));
 	agent_close_peer(a, i, why);
 }
@@ -211,5 +213,6 @@ agent_accept(struct agent *a)
 	a->peers[a->npeers].fd = fd;
 	a->peers[a->npeers].is_backend = false;
 	proto_reader_init(&a->peers[a->npeers].rd);
+	proto_queue_init(&a->peers[a->npeers].q, fd, 0);
 	a->npeers++;
 }

@@ -16,6 +16,7 @@
 struct console_peer {
 	int		 fd;
 	struct proto_reader rd;
+	struct proto_queue q;		/* its answers */
 };
 
 struct backend {
@@ -40,6 +41,7 @@ struct backend {
 	bool		 detach;
 	double		 next_reconnect;
 	double		 next_detect;
+	double		 loop_at;	/* when the loop last polled */
 
 	/* The loop thread and the command queue (backend.c). */
 	pthread_mutex_t	 mu;
@@ -99,6 +101,11 @@ int	backend_migrate(struct backend *, struct job_state *, const json_t *cmd);
 /* backend-detect.c: the detectors (backend/sched/detect.h) over each
  * live job, and their decisions applied; once a second. */
 void	detect_tick(struct backend *, double now);
+#define BACKEND_STALL_S	2.0
+/* Called once a poll returns: when the loop itself was held up (more
+ * than BACKEND_STALL_S past its timeout), the ranks' heartbeats count
+ * from now. */
+void	backend_after_stall(struct backend *, double now, int timeout_ms);
 
 /* backend-poll.c */
 int	backend_poll_locked(struct backend *, int timeout_ms);

@@ -220,6 +220,14 @@ backend_agent_frame(struct backend *b, struct fleet_node *fn, json_t *msg)
 		backend_node_metrics(&b->nodes[fn - b->fleet.nodes], msg);
 		backend_emit(b, msg);
 		return;
+	case PK_EVENT:
+		if (json_object_get(msg, "job") != NULL)
+			break;
+		/* The agent's own (what its link dropped): the node's. */
+		json_object_set_new(msg, "node", json_string(fn->spec->name));
+		journal_append(b->journal, msg);
+		backend_emit(b, msg);
+		return;
 	default:
 		break;
 	}
@@ -262,6 +270,17 @@ backend_agent_frame(struct backend *b, struct fleet_node *fn, json_t *msg)
 }
 
 static void
+backend_node_lost(struct backend *b, struct fleet_node *fn, const char *why)
+{
+	store_drop_link(b->store, (int)(fn - b->fleet.nodes));
+	backend_event(b, NULL, "failover", -1, fn->spec->name,
+	    "lost the link to the agent of %s: %s; reconnecting",
+	    fn->spec->name, why);
+	fleet_close_node(fn);
+	b->nodes[fn - b->fleet.nodes].up = false;
+}
+
+static void
 backend_node_input(struct backend *b, struct fleet_node *fn)
 {
 	json_t	*msg;
@@ -274,15 +293,17 @@ backend_node_input(struct backend *b, struct fleet_node *fn)
 		backend_agent_frame(b, fn, msg);
 		json_decref(msg);
 	}
-	if (rc < 0 || n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-		store_drop_link(b->store, (int)(fn - b->fleet.nodes));
-		backend_event(b, NULL, "failover", -1, fn->spec->name,
-		    "lost the link to the agent of %s: %s; reconnecting",
-		    fn->spec->name, rc < 0 ? fn->rd.err : n == 0 ?
+	if (rc < 0 || n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+		backend_node_lost(b, fn, rc < 0 ? fn->rd.err : n == 0 ?
 		    "connection closed" : strerror(errno));
-		fleet_close_node(fn);
-		b->nodes[fn - b->fleet.nodes].up = false;
-	}
+}
+
+/* The fd of fn can take more: what waits for its agent goes out. */
+static void
+backend_node_output(struct backend *b, struct fleet_node *fn)
+{
+	if (fleet_flush(fn) != 0)
+		backend_node_lost(b, fn, strerror(errno));
 }
 
 /* A command on console.sock: answered ok, or with the reason it was
@@ -304,7 +325,7 @@ backend_console_frame(struct backend *b, struct console_peer *p,
 			return;
 		}
 		if (backend_command(b, msg) == 0) {
-			proto_send_new(p->fd, json_pack("{s:s, s:s}", "t",
+			proto_queue_send_new(&p->q, json_pack("{s:s, s:s}", "t",
 			    MSG_OK, "reason", "accepted"));
 			return;
 		}
@@ -319,7 +340,7 @@ backend_console_frame(struct backend *b, struct console_peer *p,
 	default:
 		break;
 	}
-	proto_send_new(p->fd, json_pack("{s:s, s:s}", "t", MSG_ERROR,
+	proto_queue_send_new(&p->q, json_pack("{s:s, s:s}", "t", MSG_ERROR,
 	    "reason", reason));
 }
 
@@ -335,9 +356,12 @@ backend_console_input(struct backend *b, int i)
 		backend_console_frame(b, p, msg);
 		json_decref(msg);
 	}
-	if (rc < 0 || n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+	/* A peer that stopped reading its answers is dropped, too. */
+	if (rc < 0 || n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR) ||
+	    p->q.err != 0) {
 		close(p->fd);
 		proto_reader_free(&p->rd);
+		proto_queue_free(&p->q);
 		b->peers[i] = b->peers[--b->npeers];
 	}
 }
@@ -364,13 +388,14 @@ backend_poll_locked(struct backend *b, int timeout_ms)
 	pfd[n++] = (struct pollfd){ .fd = b->console_fd, .events = POLLIN };
 	np = b->npeers;
 	for (int i = 0; i < np; i++)
-		pfd[n++] = (struct pollfd){ .fd = b->peers[i].fd, .events = POLLIN };
+		pfd[n++] = (struct pollfd){ .fd = b->peers[i].fd,
+		    .events = POLLIN | proto_queue_events(&b->peers[i].q) };
 	for (int i = 0; i < b->fleet.n && nn < 1024; i++) {
 		if (b->fleet.nodes[i].fd < 0)
 			continue;
 		map[nn++] = i;
 		pfd[n++] = (struct pollfd){ .fd = b->fleet.nodes[i].fd,
-		    .events = POLLIN };
+		    .events = POLLIN | proto_queue_events(&b->fleet.nodes[i].q) };
 	}
 	b->in_loop = false;
 	pthread_mutex_unlock(&b->mu);
@@ -383,11 +408,19 @@ backend_poll_locked(struct backend *b, int timeout_ms)
 	while (read(b->wake[0], buf, sizeof buf) > 0)
 		;
 	backend_run_commands(b);
+	backend_after_stall(b, clock_mono(), timeout_ms);
 	for (int i = 0; i < nn; i++) {
-		if (pfd[2 + np + i].revents != 0 && b->fleet.nodes[map[i]].fd >= 0)
-			backend_node_input(b, &b->fleet.nodes[map[i]]);
+		struct fleet_node *fn = &b->fleet.nodes[map[i]];
+		short		 ev = pfd[2 + np + i].revents;
+
+		if ((ev & POLLOUT) && fn->fd >= 0)
+			backend_node_output(b, fn);
+		if ((ev & ~POLLOUT) && fn->fd >= 0)
+			backend_node_input(b, fn);
 	}
 	for (int i = np - 1; i >= 0; i--) {
+		if (pfd[2 + i].revents & POLLOUT)
+			proto_queue_flush(&b->peers[i].q);
 		if (pfd[2 + i].revents != 0)
 			backend_console_input(b, i);
 	}
@@ -397,6 +430,7 @@ backend_poll_locked(struct backend *b, int timeout_ms)
 		if (fd >= 0) {
 			b->peers[b->npeers].fd = fd;
 			proto_reader_init(&b->peers[b->npeers].rd);
+			proto_queue_init(&b->peers[b->npeers].q, fd, 0);
 			b->npeers++;
 		}
 	}

@@ -32,6 +32,7 @@ struct fleet_node {
 	char		 addr[256];	/* where its workers bind Gloo */
 	int		 fd;		/* -1 when not connected */
 	struct proto_reader rd;
+	struct proto_queue q;		/* what goes to the agent */
 	bool		 up;		/* hello received */
 	json_t		*hello;		/* the agent's hello */
 	double		 last_seen;	/* CLOCK_MONOTONIC */
@@ -88,8 +89,14 @@ int	fleet_connect_async(struct fleet *, void (*report)(void *,
 int	fleet_check_versions(const struct fleet *, const json_t *own_hello,
 	    char *err, size_t errlen);
 struct fleet_node *fleet_find(struct fleet *, const char *name);
-/* Send msg to a node; on failure the link is closed.  0 or -1. */
+/* Send msg to a node through its queue, never waiting for it; when the
+ * link fails the node is closed.  0 (sent or waiting), or -1 (errno;
+ * EINVAL: msg cannot be encoded, the link stays). */
 int	fleet_send(struct fleet_node *, const json_t *msg);
+/* Write what waits for the node, when poll() said its fd can take more
+ * (ask for proto_queue_events(&fn->q)).  0, or -1 with the node closed
+ * and errno saying why. */
+int	fleet_flush(struct fleet_node *);
 void	fleet_close_node(struct fleet_node *);
 
 #endif
