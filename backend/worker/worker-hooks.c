@@ -4,9 +4,12 @@
  * rank_report, put by the table in backend/proto/metrics.h), the first
  * steps' losses when traced, epoch lines, events, the autotune trace and
  * the summary -- the controls it asks for and agrees on, with the pause
- * that holds it at a step boundary, and the collectives it runs.
+ * that holds it at a step boundary, and the collectives it runs.  All of
+ * it goes through worker_send, into the link's queue (worker.c's reader
+ * thread flushes it), which never waits for the agent.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +22,55 @@
 #include "backend/proto/proto.h"
 #include "backend/comm/comm.h"
 #include "backend/worker/worker-internal.h"
+
+void
+worker_send(struct worker *w, json_t *msg)
+{
+	size_t	 waiting;
+	int	 rc;
+
+	pthread_mutex_lock(&w->send_lock);
+	rc = proto_queue_send(&w->q, msg);
+	if (rc < 0 && !w->link_down)
+		fprintf(stderr, "worker: link to agent: %s\n", strerror(errno));
+	waiting = proto_queue_waiting(&w->q);
+	pthread_mutex_unlock(&w->send_lock);
+	json_decref(msg);
+	/* The reader thread polls for POLLOUT only while bytes wait. */
+	if (waiting > 0 && write(w->wake[1], "", 1) < 0) {
+		/* The pipe is full: a wake-up is already pending. */
+	}
+}
+
+/* Send what waits, as long as the agent lives: a rank's last frames (its
+ * summary, its exit's cause) must reach it. */
+void
+worker_drain(struct worker *w)
+{
+	pthread_mutex_lock(&w->send_lock);
+	if (proto_queue_drain(&w->q, -1) != 0 && !w->link_down)
+		fprintf(stderr, "worker: link to agent: %s\n", strerror(errno));
+	pthread_mutex_unlock(&w->send_lock);
+}
+
+/* Once the agent reads again, say what it missed. */
+void
+worker_report_drops(struct worker *w)
+{
+	char	 link[64];
+	json_t	*ev;
+
+	snprintf(link, sizeof link, "rank %d -> agent", w->rank);
+	pthread_mutex_lock(&w->send_lock);
+	ev = proto_queue_drop_event(&w->q, link);
+	pthread_mutex_unlock(&w->send_lock);
+	if (ev == NULL)
+		return;
+	json_object_set_new(ev, "job", json_string(w->job.name));
+	json_object_set_new(ev, "rank", json_integer(w->rank));
+	json_object_set_new(ev, "node", json_string(w->node));
+	worker_send(w, ev);
+}
 
 static long
 worker_rss(void)

@@ -57,6 +57,10 @@ struct worker {
 /* Send a frame to the agent (takes msg); any thread may, and none waits
  * for the agent to read. */
 void	worker_send(struct worker *, json_t *msg);
+/* Send what waits, as long as the agent lives (a rank's last frames). */
+void	worker_drain(struct worker *);
+/* Once the agent reads again, a "dropped" event if frames were lost. */
+void	worker_report_drops(struct worker *);
 /* A metrics frame of this rank with the known figures of rr. */
 json_t	*worker_metrics(struct worker *, const struct rank_report *rr);
 

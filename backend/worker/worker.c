@@ -41,36 +41,6 @@
 
 static struct worker *worker_self;
 
-void
-worker_send(struct worker *w, json_t *msg)
-{
-	size_t	 waiting;
-	int	 rc;
-
-	pthread_mutex_lock(&w->send_lock);
-	rc = proto_queue_send(&w->q, msg);
-	if (rc < 0 && !w->link_down)
-		fprintf(stderr, "worker: link to agent: %s\n", strerror(errno));
-	waiting = proto_queue_waiting(&w->q);
-	pthread_mutex_unlock(&w->send_lock);
-	json_decref(msg);
-	/* The reader thread polls for POLLOUT only while bytes wait. */
-	if (waiting > 0 && write(w->wake[1], "", 1) < 0) {
-		/* The pipe is full: a wake-up is already pending. */
-	}
-}
-
-/* Send what waits, as long as the agent lives: a rank's last frames (its
- * summary, its exit's cause) must reach it. */
-static void
-worker_drain(struct worker *w)
-{
-	pthread_mutex_lock(&w->send_lock);
-	if (proto_queue_drain(&w->q, -1) != 0 && !w->link_down)
-		fprintf(stderr, "worker: link to agent: %s\n", strerror(errno));
-	pthread_mutex_unlock(&w->send_lock);
-}
-
 static void
 worker_command(struct worker *w, const char *cmd, const json_t *msg)
 {
@@ -173,25 +143,6 @@ worker_reader(void *arg)
 	atomic_store(&w->stop, 1);
 	proto_reader_free(&rd);
 	return NULL;
-}
-
-/* Once the agent reads again, say what it missed. */
-static void
-worker_report_drops(struct worker *w)
-{
-	char	 link[64];
-	json_t	*ev;
-
-	snprintf(link, sizeof link, "rank %d -> agent", w->rank);
-	pthread_mutex_lock(&w->send_lock);
-	ev = proto_queue_drop_event(&w->q, link);
-	pthread_mutex_unlock(&w->send_lock);
-	if (ev == NULL)
-		return;
-	json_object_set_new(ev, "job", json_string(w->job.name));
-	json_object_set_new(ev, "rank", json_integer(w->rank));
-	json_object_set_new(ev, "node", json_string(w->node));
-	worker_send(w, ev);
 }
 
 /* A heartbeat a second while the train loop sends no metrics of its own
