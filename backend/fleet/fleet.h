@@ -40,6 +40,9 @@ struct fleet_node {
 	int		 backoff_s;	/* 0 until a connect fails */
 	double		 retry_at;	/* no connect before this (CLOCK_MONOTONIC) */
 	struct fleet_conn *conn;	/* a connect in flight (fleet.c) */
+	/* Why it is down: the last connect's error, or what its agent (or
+	 * the SSH pump) said before the link closed; "" once it is up. */
+	char		 why[1024];
 };
 
 struct launcher {
@@ -98,5 +101,7 @@ int	fleet_send(struct fleet_node *, const json_t *msg);
  * and errno saying why. */
 int	fleet_flush(struct fleet_node *);
 void	fleet_close_node(struct fleet_node *);
+/* Say why fn is down (fn->why), for messages until it is up again. */
+void	fleet_set_why(struct fleet_node *, const char *why);
 
 #endif

@@ -310,6 +310,7 @@ worker_main(int argc, char **argv)
 	struct spec_errors	 errs = { 0 };
 	struct train_config	 cfg = { 0 };
 	struct train_hooks	 hooks = { .ctx = &w, .on_epoch = worker_on_epoch,
+	    .on_eval = worker_on_eval,
 	    .on_event = worker_on_event, .requests = worker_requests,
 	    .agreed = worker_agreed, .paused = worker_paused,
 	    .on_step = worker_on_step, .on_autotune = worker_on_autotune };
