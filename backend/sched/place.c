@@ -10,8 +10,8 @@
 #include <stdlib.h>
 
 #include "lib/xmalloc.h"
-#include "backend/sched/place.h"
 #include "backend/sched/place-internal.h"
+#include "backend/sched/place.h"
 
 /* The first is also what a placement not in the table gets. */
 static const struct place_strategy *const place_table[] = {
