@@ -45,10 +45,7 @@ sleep 6
 t_after=$(now)
 # the agent reports its drops once the backend has caught up (judged
 # below with the rest)
-for i in $(seq 300); do
-	grep -q '"kind":"dropped"' "$T/out" && break
-	sleep 0.1
-done
+poll_until 30 grep -q '"kind":"dropped"' "$T/out" || true
 "$HUNTER" ctl cstop stop > /dev/null || fail "hunter ctl cstop stop"
 rc=0
 wait $run || rc=$?

@@ -35,11 +35,7 @@ clock() { screen | head -n 1 | grep -oE '[0-9]{2}:[0-9]{2}:[0-9]{2} *$' | tr -d 
 done; touch "$T/ctl.done" ) &
 ctl=$!
 cleanup_hooks="kill $ctl 2>/dev/null || true; $cleanup_hooks"
-for i in $(seq 600); do
-	[ -f "$T/ctl.done" ] && break
-	sleep 0.1
-done
-[ -f "$T/ctl.done" ] && echo "400 checkpoint commands sent" ||
+poll_until 60 test -f "$T/ctl.done" && echo "400 checkpoint commands sent" ||
 	echo "the commands were not all answered in 60 s"
 c0=$(clock)
 sleep 3
