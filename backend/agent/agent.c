@@ -79,8 +79,18 @@ void
 agent_to_backend(struct agent *a, json_t *msg)
 {
 	struct agent_peer *b = agent_backend(a);
+	uint64_t	 dropped = 0;
+	int		 rc;
 
-	if (b != NULL && proto_queue_send(&b->q, msg) < 0) {
+	if (b != NULL && (rc = proto_queue_send(&b->q, msg)) == 1) {
+		for (int k = 0; k < PK_COUNT; k++)
+			dropped += b->q.dropped[k];
+		/* The first drop since the last report: when it began. */
+		if (dropped == 1)
+			agent_log(a, "the backend reads nothing (%zu KiB wait): "
+			    "dropping metrics and log lines until it does",
+			    proto_queue_waiting(&b->q) / 1024);
+	} else if (b != NULL && rc < 0) {
 		if (errno == EINVAL)
 			agent_log(a, "not sending a '%s' frame that cannot "
 			    "be encoded", proto_type(msg));
