@@ -257,7 +257,7 @@ backend_agent_frame(struct backend *b, struct fleet_node *fn, json_t *msg)
 			break;
 		/* The agent's own (what its link dropped): the node's. */
 		json_object_set_new(msg, "node", json_string(fn->spec->name));
-		journal_append(b->journal, msg);
+		journal_append_lazy(b->journal, msg);	/* an event: no fsync */
 		backend_emit(b, msg);
 		return;
 	default:
