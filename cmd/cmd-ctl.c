@@ -5,11 +5,13 @@
  *   hunter ctl JOB pause | resume | checkpoint | stop
  *   hunter ctl JOB migrate RANK NODE
  *
- * It prints the backend's answer; what then happens shows as events in
- * the console, in `hunter run`'s output and in the journal.
+ * It prints the backend's answer, or says that none came within
+ * PROTO_SEND_TIMEOUT_MS; what then happens shows as events in the
+ * console, in `hunter run`'s output and in the journal.
  */
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,7 +75,15 @@ cmd_ctl(int argc, char **argv)
 		return 1;
 	}
 	proto_reader_init(&rd);
+	errno = 0;
 	while ((ok = proto_reader_next(&rd, &ans)) == 0) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+		/* A backend that stopped (Ctrl-Z) answers nothing. */
+		if (poll(&pfd, 1, PROTO_SEND_TIMEOUT_MS) == 0) {
+			errno = ETIMEDOUT;
+			break;
+		}
 		if (proto_reader_fill(&rd, fd) <= 0)
 			break;
 	}
@@ -84,6 +94,9 @@ cmd_ctl(int argc, char **argv)
 	} else if (ok == 1)
 		fprintf(stderr, "hunter ctl: %s\n",
 		    json_string_value(json_object_get(ans, "reason")) ?: "refused");
+	else if (errno == ETIMEDOUT)
+		fprintf(stderr, "hunter ctl: no answer from the backend in %d s "
+		    "(is it stopped?)\n", PROTO_SEND_TIMEOUT_MS / 1000);
 	else
 		fprintf(stderr, "hunter ctl: no answer from the backend\n");
 	json_decref(ans);

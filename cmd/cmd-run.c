@@ -248,6 +248,9 @@ run_inject(const char *arg, struct submit_opts *so)
 	else if (strcmp(kind, "slow") == 0) {
 		so->slow_ms = (int)v;
 		so->slow_rank = (int)rank;
+	} else if (strcmp(kind, "log-flood") == 0 && v >= 1) {
+		so->log_flood = (int)v;
+		so->log_flood_rank = (int)rank;
 	} else if (strcmp(kind, "crash-at") == 0 && v >= 1) {
 		so->crash_at = (long)v;
 		so->crash_rank = (int)rank;
@@ -256,7 +259,8 @@ run_inject(const char *arg, struct submit_opts *so)
 	return 0;
 bad:
 	fprintf(stderr, "hunter run: bad --inject '%s' (known: slow-data=MS, "
-	    "slow=MS[@RANK], leak=SIZE/step[@RANK], crash-at=STEP[@RANK])\n",
+	    "slow=MS[@RANK], leak=SIZE/step[@RANK], crash-at=STEP[@RANK], "
+	    "log-flood=LINES_PER_S[@RANK])\n",
 	    arg);
 	return -1;
 }
@@ -280,7 +284,7 @@ cmd_run(int argc, char **argv)
 	};
 	struct run_ctx		 ctx = { 0 };
 	struct submit_opts	 so = { .slow_rank = -1, .leak_rank = -1,
-	    .crash_rank = -1 };
+	    .crash_rank = -1, .log_flood_rank = -1 };
 	struct cluster_spec	 cluster;
 	struct backend_opts	 bo = { .cluster = &cluster,
 	    .obs = { .ctx = &ctx, .on_frame = run_on_frame } };

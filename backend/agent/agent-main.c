@@ -145,6 +145,7 @@ agent_main(int argc, char **argv)
 	for (int i = 0; i < a.nworkers; i++) {
 		json_decref(a.workers[i].last_metrics);
 		proto_reader_free(&a.workers[i].rd);
+		proto_queue_free(&a.workers[i].q);
 	}
 	json_decref(a.history);
 	json_decref(a.pending);

@@ -28,6 +28,7 @@ agent_close_peer(struct agent *a, int i, const char *why)
 		agent_log(a, "backend detached: %s", why);
 	close(p->fd);
 	proto_reader_free(&p->rd);
+	proto_queue_free(&p->q);
 	a->peers[i] = a->peers[--a->npeers];
 }
 
@@ -42,8 +43,9 @@ agent_hello(struct agent *a, struct agent_peer *p, const json_t *msg)
 	for (int j = 0; j < a->npeers; j++) {
 		if (a->peers[j].is_backend && &a->peers[j] != p) {
 			agent_log(a, "a new backend takes over");
-			proto_send_new(a->peers[j].fd, json_pack("{s:s, s:s}",
-			    "t", MSG_ERROR, "reason", "another backend attached"));
+			proto_queue_send_new(&a->peers[j].q, json_pack(
+			    "{s:s, s:s}", "t", MSG_ERROR, "reason",
+			    "another backend attached"));
 			shutdown(a->peers[j].fd, SHUT_RDWR);
 			a->peers[j].is_backend = false;
 		}
@@ -67,15 +69,15 @@ agent_hello(struct agent *a, struct agent_peer *p, const json_t *msg)
 		json_array_append_new(samples,
 		    node_sample_json(sample_ring_get(&a->ring, i)));
 	json_object_set_new(hello, "samples", samples);
-	proto_send_new(p->fd, hello);
+	proto_queue_send_new(&p->q, hello);
 	json_array_foreach(a->history, i, m)
-		proto_send(p->fd, m);
+		proto_queue_send(&p->q, m);
 	for (int w = 0; w < a->nworkers; w++) {
 		if (a->workers[w].last_metrics != NULL)
-			proto_send(p->fd, a->workers[w].last_metrics);
+			proto_queue_send(&p->q, a->workers[w].last_metrics);
 	}
 	json_array_foreach(a->pending, i, m)
-		proto_send(p->fd, m);
+		proto_queue_send(&p->q, m);
 	json_array_clear(a->pending);
 	agent_log(a, "backend attached");
 }
@@ -99,7 +101,7 @@ agent_command(struct agent *a, struct agent_peer *p, const json_t *msg)
 			if (ev == NULL)
 				agent_log(a, "the launch failure: %s", perr);
 			else
-				proto_send_new(p->fd, ev);
+				proto_queue_send_new(&p->q, ev);
 		}
 	} else if (strcmp(cmd, "kill") == 0) {
 		agent_signal_workers(a, job, json_is_integer(r) ?
@@ -128,7 +130,7 @@ agent_refuse_peer(struct agent *a, int i, const char *why)
 	snprintf(text, sizeof text, "%s", why);	/* may quote the peer */
 	if ((m = proto_pack(err, sizeof err, "{s:s, s:s, s:s}", "t", MSG_ERROR,
 	    "node", a->node, "reason", utf8_fix(text, sizeof text))) != NULL)
-		proto_send_new(a->peers[i].fd, m);
+		proto_queue_send_new(&a->peers[i].q, m);
 	agent_close_peer(a, i, why);
 }
 
@@ -222,5 +224,6 @@ agent_accept(struct agent *a)
 	a->peers[a->npeers].fd = fd;
 	a->peers[a->npeers].is_backend = false;
 	proto_reader_init(&a->peers[a->npeers].rd);
+	proto_queue_init(&a->peers[a->npeers].q, fd, 0);
 	a->npeers++;
 }

@@ -79,12 +79,43 @@ void
 agent_to_backend(struct agent *a, json_t *msg)
 {
 	struct agent_peer *b = agent_backend(a);
+	uint64_t	 dropped = 0;
+	int		 rc;
 
-	if (b != NULL && proto_send(b->fd, msg) != 0) {
-		agent_log(a, "backend link lost: %s", strerror(errno));
-		shutdown(b->fd, SHUT_RDWR);	/* poll reports it and closes */
+	if (b != NULL && (rc = proto_queue_send(&b->q, msg)) == 1) {
+		for (int k = 0; k < PK_COUNT; k++)
+			dropped += b->q.dropped[k];
+		/* The first drop since the last report: when it began. */
+		if (dropped == 1)
+			agent_log(a, "the backend reads nothing (%zu KiB wait): "
+			    "dropping metrics and log lines until it does",
+			    proto_queue_waiting(&b->q) / 1024);
+	} else if (b != NULL && rc < 0) {
+		if (errno == EINVAL)
+			agent_log(a, "not sending a '%s' frame that cannot "
+			    "be encoded", proto_type(msg));
+		else {
+			agent_log(a, "backend link lost: %s", strerror(errno));
+			shutdown(b->fd, SHUT_RDWR);	/* poll reports it */
+		}
 	}
 	json_decref(msg);
+}
+
+/* Once a slow backend reads again, say what it missed. */
+static void
+agent_report_drops(struct agent *a)
+{
+	struct agent_peer *b = agent_backend(a);
+	char		 link[96];
+	json_t		*ev;
+
+	snprintf(link, sizeof link, "agent of %s -> backend", a->node);
+	if (b == NULL || (ev = proto_queue_drop_event(&b->q, link)) == NULL)
+		return;
+	agent_log(a, "%s", json_string_value(json_object_get(ev, "reason")));
+	json_object_set_new(ev, "node", json_string(a->node));
+	agent_to_backend(a, ev);
 }
 
 /* Keep frames a re-attaching backend needs to rebuild its state. */
@@ -124,6 +155,7 @@ agent_tick(struct agent *a)
 		    nvml_sample(gs, 16)));
 	}
 	agent_to_backend(a, m);
+	agent_report_drops(a);
 }
 
 static int
@@ -168,13 +200,15 @@ agent_loop(struct agent *a)
 		pfd[n++] = (struct pollfd){ .fd = agent_sigpipe[0], .events = POLLIN };
 		npeer = a->npeers < 64 ? a->npeers : 64;
 		for (int i = 0; i < npeer; i++)
-			pfd[n++] = (struct pollfd){ .fd = a->peers[i].fd, .events = POLLIN };
+			pfd[n++] = (struct pollfd){ .fd = a->peers[i].fd,
+			    .events = POLLIN | proto_queue_events(&a->peers[i].q) };
 		nw = 0;
 		for (int i = 0; i < a->nworkers; i++) {
 			if (a->workers[i].fd < 0)
 				continue;
 			widx[nw++] = i;
-			pfd[n++] = (struct pollfd){ .fd = a->workers[i].fd, .events = POLLIN };
+			pfd[n++] = (struct pollfd){ .fd = a->workers[i].fd,
+			    .events = POLLIN | proto_queue_events(&a->workers[i].q) };
 		}
 		no = 0;
 		for (int i = 0; i < a->nworkers; i++) {
@@ -191,8 +225,14 @@ agent_loop(struct agent *a)
 		}
 		/* Workers first, so their last frames precede their exit. */
 		for (int i = 0; i < nw; i++) {
-			if (pfd[2 + npeer + i].revents != 0)
-				agent_worker_input(a, &a->workers[widx[i]]);
+			struct agent_worker *w = &a->workers[widx[i]];
+			short		 ev = pfd[2 + npeer + i].revents;
+
+			if ((ev & POLLOUT) && proto_queue_flush(&w->q) != 0)
+				agent_log(a, "cannot reach %s rank %d: %s", w->job,
+				    w->rank, strerror(w->q.err));
+			if (ev & ~POLLOUT)
+				agent_worker_input(a, w);
 		}
 		for (int i = 0; i < no; i++) {
 			if (pfd[2 + npeer + nw + i].revents != 0)
@@ -208,7 +248,13 @@ agent_loop(struct agent *a)
 			agent_reap(a);
 		}
 		for (int i = npeer - 1; i >= 0; i--) {
-			if (pfd[2 + i].revents != 0)
+			short ev = pfd[2 + i].revents;
+
+			if ((ev & POLLOUT) && proto_queue_flush(&a->peers[i].q) != 0) {
+				agent_close_peer(a, i, strerror(a->peers[i].q.err));
+				continue;
+			}
+			if (ev & ~POLLOUT)
 				agent_peer_input(a, i);
 		}
 		if (pfd[0].revents & POLLIN)

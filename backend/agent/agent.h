@@ -3,7 +3,8 @@
  * DIR/agent.sock, samples the node at 1 Hz into a ring, starts and reaps
  * the workers (each in its own process group, linked by a socketpair),
  * relays their frames to the backend and the backend's store answers back
- * to them, and keeps what a re-attaching backend needs: every worker's
+ * to them (each link through a queue: a slow reader costs its metrics
+ * and log lines, never the agent's attention), and keeps what a re-attaching backend needs: every worker's
  * state and the recent epoch, event, exit and summary frames of each job.
  * It keeps running when the backend goes away.
  */
@@ -30,6 +31,7 @@ struct agent_worker {
 	pid_t		 pid;
 	int		 fd;		/* -1 once closed */
 	struct proto_reader rd;
+	struct proto_queue q;		/* commands and store answers to it */
 	char		 job[64];
 	int		 rank, world, generation;
 	json_int_t	 run;		/* the backend's id of this launch */
@@ -48,6 +50,7 @@ struct agent_worker {
 struct agent_peer {
 	int		 fd;
 	struct proto_reader rd;
+	struct proto_queue q;		/* what goes to it */
 	bool		 is_backend;
 };
 

@@ -4,7 +4,8 @@
  * DIR/agent.sock, starting it first (fork + exec of this binary as
  * `hunter agent --node --dir --idle-exit`, which daemonizes) when nothing
  * answers, then copies bytes stdin -> socket and socket -> stdout until
- * either side closes.  Frames pass through untouched; the daemon never
+ * either side closes, each direction buffered on its own, never blocking
+ * the other.  Frames pass through untouched; the daemon never
  * learns that its backend is at the far end of an SSH channel, and it
  * keeps running (with its workers) when the channel drops.
  *
@@ -27,6 +28,7 @@
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,36 +174,57 @@ stdio_attach(const char *node, const char *dir, int idle_exit_s,
 	return -1;
 }
 
-/* Copy what from has to to.  1 = go on, 0 = from closed, -1 = error. */
-static int
-stdio_copy(int from, int to)
-{
-	char	 buf[32768];
-	ssize_t	 n, w;
+/* One direction of the relay: bytes read from one side that the other
+ * has not taken yet.  Each direction waits only for itself, so a channel
+ * that is slow to take the agent's frames never holds up the backend's
+ * commands (the agent's queue absorbs the backlog and drops metrics). */
+struct stdio_dir {
+	int	 from, to;
+	char	 buf[65536];
+	size_t	 off, len;
+	bool	 eof;		/* from has closed */
+};
 
-	n = read(from, buf, sizeof buf);
+/* Read into d when it has room.  0 = go on, -1 = from closed or failed. */
+static int
+stdio_read(struct stdio_dir *d)
+{
+	ssize_t	 n;
+
+	if (d->off == d->len)
+		d->off = d->len = 0;
+	if (d->len == sizeof d->buf)
+		return 0;		/* no room until the other side takes */
+	n = read(d->from, d->buf + d->len, sizeof d->buf - d->len);
 	if (n < 0)
-		return errno == EINTR || errno == EAGAIN ? 1 : -1;
+		return errno == EINTR || errno == EAGAIN ? 0 : -1;
 	if (n == 0)
-		return 0;
-	for (ssize_t off = 0; off < n; off += w) {
-		if ((w = write(to, buf + off, (size_t)(n - off))) < 0) {
-			if (errno == EINTR) {
-				w = 0;
-				continue;
-			}
-			return -1;
-		}
+		return -1;
+	d->len += (size_t)n;
+	return 0;
+}
+
+/* Write what d holds as far as to takes it.  0, or -1 when to failed. */
+static int
+stdio_write(struct stdio_dir *d)
+{
+	ssize_t	 w;
+
+	while (d->off < d->len) {
+		if ((w = write(d->to, d->buf + d->off, d->len - d->off)) < 0)
+			return errno == EINTR || errno == EAGAIN ? 0 : -1;
+		d->off += (size_t)w;
 	}
-	return 1;
+	return 0;
 }
 
 int
 agent_stdio_main(const char *node, const char *dir_arg, int idle_exit_s)
 {
-	struct pollfd	 pfd[2];
+	static struct stdio_dir up, down;	/* to the agent, to the backend */
+	struct pollfd	 pfd[3];
 	char		 dir[PATH_MAX];
-	int		 sock, rc = 1;
+	int		 sock;
 	pid_t		 in_step = -1;
 
 	signal(SIGPIPE, SIG_IGN);
@@ -219,27 +242,51 @@ agent_stdio_main(const char *node, const char *dir_arg, int idle_exit_s)
 			stdio_stop_in_step(in_step);
 		return 1;
 	}
-	for (;;) {
-		pfd[0] = (struct pollfd){ .fd = 0, .events = POLLIN };
-		pfd[1] = (struct pollfd){ .fd = sock, .events = POLLIN };
-		if (poll(pfd, 2, -1) < 0) {
+	up = (struct stdio_dir){ .from = 0, .to = sock };
+	down = (struct stdio_dir){ .from = sock, .to = 1 };
+	net_set_nonblock(0, 1);
+	net_set_nonblock(1, 1);
+	net_set_nonblock(sock, 1);
+	/* Until either side closes: the console went away, or the daemon
+	 * closed (it exits, or a newer backend took over). */
+	while (!up.eof && !down.eof) {
+		pfd[0] = (struct pollfd){ .fd = 0,
+		    .events = up.len < sizeof up.buf ? POLLIN : 0 };
+		pfd[1] = (struct pollfd){ .fd = sock,
+		    .events = (down.len < sizeof down.buf ? POLLIN : 0) |
+		    (up.off < up.len ? POLLOUT : 0) };
+		pfd[2] = (struct pollfd){ .fd = 1,
+		    .events = down.off < down.len ? POLLOUT : 0 };
+		if (poll(pfd, 3, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
 		/* A hang-up still reads as EOF once the data is taken. */
-		if (pfd[1].revents != 0 && stdio_copy(sock, 1) <= 0) {
-			rc = 0;		/* the daemon closed: it exits, or a
-					 * newer backend took over */
-			break;
-		}
-		if (pfd[0].revents != 0 && stdio_copy(0, sock) <= 0) {
-			rc = 0;		/* the console went away */
-			break;
-		}
+		if ((pfd[0].revents & ~POLLOUT) && (up.len == sizeof up.buf ?
+		    (pfd[0].revents & (POLLHUP | POLLERR)) != 0 :
+		    stdio_read(&up) != 0))
+			up.eof = true;
+		if ((pfd[1].revents & ~POLLOUT) && (down.len == sizeof down.buf ?
+		    (pfd[1].revents & (POLLHUP | POLLERR)) != 0 :
+		    stdio_read(&down) != 0))
+			down.eof = true;	/* a full buffer: the rest below */
+		if (stdio_write(&up) != 0)
+			up.eof = true;
+		if (stdio_write(&down) != 0)
+			down.eof = true;
+	}
+	/* The daemon closed: its last frames (an error saying why) still go
+	 * out, waiting for the channel now that nothing else is left. */
+	if (down.eof) {
+		net_set_nonblock(1, 0);
+		net_set_nonblock(sock, 0);
+		while (stdio_write(&down) == 0 && stdio_read(&down) == 0)
+			;
+		stdio_write(&down);
 	}
 	close(sock);
 	if (in_step > 0)
 		stdio_stop_in_step(in_step);
-	return rc;
+	return 0;
 }

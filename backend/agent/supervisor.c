@@ -104,7 +104,8 @@ agent_spawn(struct agent *a, const json_t *launch, char *err, size_t errlen)
 	w->run = json_integer_value(json_object_get(launch, "run"));
 	snprintf(w->job, sizeof w->job, "%s", job);
 	proto_reader_init(&w->rd);
-	if (proto_send(w->fd, launch) != 0) {
+	proto_queue_init(&w->q, w->fd, 0);
+	if (proto_queue_send(&w->q, launch) != 0) {
 		snprintf(err, errlen, "sending the launch to worker %ld: %s",
 		    (long)pid, strerror(errno));
 		kill(-pid, SIGKILL);
@@ -120,6 +121,7 @@ agent_worker_close(struct agent_worker *w)
 	if (w->fd >= 0)
 		close(w->fd);
 	w->fd = -1;
+	proto_queue_free(&w->q);
 }
 
 /* Handle what a worker sent: store requests go to the backend (or wait
@@ -244,7 +246,7 @@ agent_forward_to_workers(struct agent *a, const json_t *msg)
 		if (w->fd < 0 || (job != NULL && strcmp(job, w->job) != 0) ||
 		    (json_is_integer(r) && json_integer_value(r) != w->rank))
 			continue;
-		if (proto_send(w->fd, msg) != 0)
+		if (proto_queue_send(&w->q, msg) != 0)
 			agent_log(a, "cannot reach %s rank %d: %s", w->job,
 			    w->rank, strerror(errno));
 	}

@@ -37,7 +37,7 @@ backend_console_frame(struct backend *b, struct console_peer *p,
 		if (backend_command(b, msg) == 0) {
 			if ((m = proto_pack(err, sizeof err, "{s:s, s:s}", "t",
 			    MSG_OK, "reason", "accepted")) != NULL)
-				proto_send_new(p->fd, m);
+				proto_queue_send_new(&p->q, m);
 			return;
 		}
 		last = json_array_size(b->events) > ne ? json_array_get(
@@ -55,7 +55,7 @@ backend_console_frame(struct backend *b, struct console_peer *p,
 	snprintf(text, sizeof text, "%s", reason != NULL ? reason : "refused");
 	if ((m = proto_pack(err, sizeof err, "{s:s, s:s}", "t", MSG_ERROR,
 	    "reason", utf8_fix(text, sizeof text))) != NULL)
-		proto_send_new(p->fd, m);
+		proto_queue_send_new(&p->q, m);
 }
 
 static void
@@ -63,6 +63,7 @@ backend_console_close(struct backend *b, int i)
 {
 	close(b->peers[i].fd);
 	proto_reader_free(&b->peers[i].rd);
+	proto_queue_free(&b->peers[i].q);
 	b->peers[i] = b->peers[--b->npeers];
 }
 
@@ -79,7 +80,9 @@ backend_console_input(struct backend *b, int i)
 		backend_console_frame(b, p, msg);
 		json_decref(msg);
 	}
-	if (rc < 0 || n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+	/* A peer that stopped reading its answers is dropped, too. */
+	if (rc < 0 || n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR) ||
+	    p->q.err != 0)
 		backend_console_close(b, i);
 }
 
@@ -91,6 +94,7 @@ backend_console_input(struct backend *b, int i)
 void
 backend_console_accept(struct backend *b)
 {
+	struct proto_queue q;
 	char	 err[128], why[160];
 	json_t	*m;
 	int	 fd = accept4(b->console_fd, NULL, NULL, SOCK_CLOEXEC);
@@ -101,16 +105,19 @@ backend_console_accept(struct backend *b)
 		b->peers[b->npeers].fd = fd;
 		b->peers[b->npeers].last_seen = clock_mono();
 		proto_reader_init(&b->peers[b->npeers].rd);
+		proto_queue_init(&b->peers[b->npeers].q, fd, 0);
 		b->npeers++;
 		return;
 	}
 	snprintf(why, sizeof why, "too many console.sock clients (%d are "
 	    "connected); try again", MAX_CONSOLE_PEERS);
-	/* Non-blocking: a refused client that does not read holds up no one. */
-	net_set_nonblock(fd, 1);
+	/* What the fresh socket takes at once: a refused client that does
+	 * not read holds up no one. */
+	proto_queue_init(&q, fd, 0);
 	if ((m = proto_pack(err, sizeof err, "{s:s, s:s}", "t", MSG_ERROR,
 	    "reason", why)) != NULL)
-		proto_send_new(fd, m);
+		proto_queue_send_new(&q, m);
+	proto_queue_free(&q);
 	close(fd);
 }
 

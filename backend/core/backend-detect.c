@@ -6,7 +6,8 @@
  * job's policy) and applies what they decide: it sends the kill, marks a
  * rank lost or left behind, migrates, restarts or fails over.  Each
  * decision goes to the journal (backend_restart) and the events with
- * its reason.
+ * its reason.  After the backend's own loop was held up, the ranks'
+ * silence over that time is forgiven (backend_after_stall).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,4 +153,31 @@ detect_tick(struct backend *b, double now)
 		if (!b->jobs[i].done)
 			detect_job(b, &b->jobs[i], now);
 	}
+}
+
+/*
+ * The loop itself was held up (the console stopped with Ctrl-Z, a
+ * debugger, a host that froze): the silence of the ranks over that time
+ * is the backend's own, not theirs.  Their heartbeats count from now,
+ * so that the detectors judge them on what they send from here on.
+ */
+void
+backend_after_stall(struct backend *b, double now, int timeout_ms)
+{
+	double	 gap = now - b->loop_at - timeout_ms / 1000.0;
+
+	if (b->loop_at > 0 && gap > BACKEND_STALL_S) {
+		for (int i = 0; i < b->njobs; i++) {
+			struct job_state *j = &b->jobs[i];
+
+			for (int r = 0; !j->done && r < j->world; r++) {
+				if (j->ranks[r].last_seen > 0)
+					j->ranks[r].last_seen = now;
+				if (j->ranks[r].kill_sent > 0)
+					j->ranks[r].kill_sent = now;
+			}
+		}
+		b->next_detect = now + 1.0;
+	}
+	b->loop_at = now;
 }

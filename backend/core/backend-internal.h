@@ -23,6 +23,7 @@ struct metrics_http;
 struct console_peer {
 	int		 fd;
 	struct proto_reader rd;
+	struct proto_queue q;		/* its answers */
 	double		 last_seen;	/* CLOCK_MONOTONIC of its last bytes */
 };
 
@@ -51,6 +52,7 @@ struct backend {
 	bool		 preempting;	/* backend_preempt was called */
 	double		 next_reconnect;
 	double		 next_detect;
+	double		 loop_at;	/* when the loop last polled */
 
 	/* The loop thread and the command queue (backend.c). */
 	pthread_mutex_t	 mu;
@@ -138,6 +140,11 @@ void	backend_preempt_done(struct backend *, struct job_state *);
 /* backend-detect.c: the detectors (backend/sched/detect.h) over each
  * live job, and their decisions applied; once a second. */
 void	detect_tick(struct backend *, double now);
+#define BACKEND_STALL_S	2.0
+/* Called once a poll returns: when the loop itself was held up (more
+ * than BACKEND_STALL_S past its timeout), the ranks' heartbeats count
+ * from now. */
+void	backend_after_stall(struct backend *, double now, int timeout_ms);
 
 /* backend-series.c: the job's counters and saved series, from each
  * frame of the job before the state model takes it (valid: proto_kind

@@ -176,6 +176,8 @@ backend_launch_rank(struct backend *b, struct job_state *j, int r)
 	json_object_set_new(m, "local_rank", json_integer(local));
 	json_object_set_new(m, "slow_ms", json_integer(inject_for(j, r,
 	    so->slow_rank, so->slow_ms)));
+	json_object_set_new(m, "log_flood", json_integer(inject_for(j, r,
+	    so->log_flood_rank, so->log_flood)));
 	json_object_set_new(m, "leak_bytes", json_integer(j->generation == 0 &&
 	    (so->leak_rank < 0 || so->leak_rank == r) ? so->leak_bytes : 0));
 	json_object_set_new(m, "crash_at", json_integer(j->generation == 0 &&

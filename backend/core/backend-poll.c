@@ -256,6 +256,14 @@ backend_agent_frame(struct backend *b, struct fleet_node *fn, json_t *msg)
 		backend_node_metrics(&b->nodes[fn - b->fleet.nodes], msg);
 		backend_emit(b, msg);
 		return;
+	case PK_EVENT:
+		if (json_object_get(msg, "job") != NULL)
+			break;
+		/* The agent's own (what its link dropped): the node's. */
+		json_object_set_new(msg, "node", json_string(fn->spec->name));
+		journal_append_lazy(b->journal, msg);	/* an event: no fsync */
+		backend_emit(b, msg);
+		return;
 	default:
 		break;
 	}
@@ -303,6 +311,24 @@ backend_agent_frame(struct backend *b, struct fleet_node *fn, json_t *msg)
 	backend_emit(b, msg);
 }
 
+/* The link to fn's agent ended (read, or a queue that failed), why. */
+static void
+backend_node_lost(struct backend *b, struct fleet_node *fn, const char *why)
+{
+	store_drop_link(b->store, (int)(fn - b->fleet.nodes));
+	/* A link that ends before its hello with an error frame has said
+	 * why already (backend_agent_frame): that is the reason it is down. */
+	if (fn->up || fn->why[0] == '\0')
+		backend_event(b, NULL, "failover", -1, fn->spec->name,
+		    "lost the link to the agent of %s: %s; reconnecting",
+		    fn->spec->name, why);
+	if (fn->why[0] == '\0')
+		fleet_set_why(fn, why);
+	fleet_close_node(fn);
+	b->nodes[fn - b->fleet.nodes].up = false;
+	backend_link_lost(b, fn);
+}
+
 static void
 backend_node_input(struct backend *b, struct fleet_node *fn)
 {
@@ -316,22 +342,17 @@ backend_node_input(struct backend *b, struct fleet_node *fn)
 		backend_agent_frame(b, fn, msg);
 		json_decref(msg);
 	}
-	if (rc < 0 || n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-		store_drop_link(b->store, (int)(fn - b->fleet.nodes));
-		/* A link that ends before its hello with an error frame has
-		 * said why already (above): that is the reason it is down. */
-		if (fn->up || fn->why[0] == '\0')
-			backend_event(b, NULL, "failover", -1, fn->spec->name,
-			    "lost the link to the agent of %s: %s; reconnecting",
-			    fn->spec->name, rc < 0 ? fn->rd.err : n == 0 ?
-			    "connection closed" : strerror(errno));
-		if (fn->why[0] == '\0')
-			fleet_set_why(fn, rc < 0 ? fn->rd.err : n == 0 ?
-			    "the link closed" : strerror(errno));
-		fleet_close_node(fn);
-		b->nodes[fn - b->fleet.nodes].up = false;
-		backend_link_lost(b, fn);
-	}
+	if (rc < 0 || n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+		backend_node_lost(b, fn, rc < 0 ? fn->rd.err : n == 0 ?
+		    "connection closed" : strerror(errno));
+}
+
+/* The fd of fn can take more: what waits for its agent goes out. */
+static void
+backend_node_output(struct backend *b, struct fleet_node *fn)
+{
+	if (fleet_flush(fn) != 0)
+		backend_node_lost(b, fn, strerror(errno));
 }
 
 int
@@ -365,13 +386,14 @@ backend_poll_locked(struct backend *b, int timeout_ms)
 	pfd[n++] = (struct pollfd){ .fd = b->console_fd, .events = POLLIN };
 	np = b->npeers;
 	for (int i = 0; i < np; i++)
-		pfd[n++] = (struct pollfd){ .fd = b->peers[i].fd, .events = POLLIN };
+		pfd[n++] = (struct pollfd){ .fd = b->peers[i].fd,
+		    .events = POLLIN | proto_queue_events(&b->peers[i].q) };
 	for (int i = 0; i < b->fleet.n; i++) {
 		if (b->fleet.nodes[i].fd < 0)
 			continue;
 		map[nn++] = i;
 		pfd[n++] = (struct pollfd){ .fd = b->fleet.nodes[i].fd,
-		    .events = POLLIN };
+		    .events = POLLIN | proto_queue_events(&b->fleet.nodes[i].q) };
 	}
 	b->in_loop = false;
 	pthread_mutex_unlock(&b->mu);
@@ -384,11 +406,19 @@ backend_poll_locked(struct backend *b, int timeout_ms)
 	while (read(b->wake[0], buf, sizeof buf) > 0)
 		;
 	backend_run_commands(b);
+	backend_after_stall(b, clock_mono(), timeout_ms);
 	for (int i = 0; i < nn; i++) {
-		if (pfd[2 + np + i].revents != 0 && b->fleet.nodes[map[i]].fd >= 0)
-			backend_node_input(b, &b->fleet.nodes[map[i]]);
+		struct fleet_node *fn = &b->fleet.nodes[map[i]];
+		short		 ev = pfd[2 + np + i].revents;
+
+		if ((ev & POLLOUT) && fn->fd >= 0)
+			backend_node_output(b, fn);
+		if ((ev & ~POLLOUT) && fn->fd >= 0)
+			backend_node_input(b, fn);
 	}
 	for (int i = np - 1; i >= 0; i--) {
+		if (pfd[2 + i].revents & POLLOUT)
+			proto_queue_flush(&b->peers[i].q);
 		if (pfd[2 + i].revents != 0)
 			backend_console_input(b, i);
 	}

@@ -252,6 +252,7 @@ backend_close(struct backend *b)
 	for (int i = 0; i < b->npeers; i++) {
 		close(b->peers[i].fd);
 		proto_reader_free(&b->peers[i].rd);
+		proto_queue_free(&b->peers[i].q);
 	}
 	if (b->console_fd >= 0) {
 		close(b->console_fd);

@@ -67,6 +67,7 @@ struct submit_opts {
 	int	 leak_rank;
 	long	 crash_at;
 	int	 crash_rank;
+	int	 log_flood, log_flood_rank;	/* lines a second a rank prints */
 };
 
 /* Commands that travel to the workers with a sequence number. */

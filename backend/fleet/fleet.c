@@ -71,6 +71,7 @@ fleet_init(struct fleet *f, const struct cluster_spec *c, const char *state_dir)
 		    fn->spec->host);
 		proto_reader_init(&fn->rd);
 		fn->bound = fleet_launcher(fn) != NULL && fleet_launcher(fn)->bound;
+		proto_queue_init(&fn->q, -1, 0);
 	}
 }
 
@@ -100,6 +101,7 @@ fleet_close_node(struct fleet_node *fn)
 	fn->up = false;
 	proto_reader_free(&fn->rd);
 	proto_reader_init(&fn->rd);
+	proto_queue_free(&fn->q);
 }
 
 static void	fleet_conn_finish(struct fleet_node *, bool wait,
@@ -113,9 +115,22 @@ fleet_quiet(void *ctx, const char *node, const char *err)
 	(void)err;
 }
 
+/* How long closing the fleet waits for what the agents have not taken
+ * yet (a stop just before a detach), all nodes together. */
+#define FLEET_CLOSE_DRAIN_MS	1000
+
 void
 fleet_free(struct fleet *f)
 {
+	double	 until = clock_mono() + FLEET_CLOSE_DRAIN_MS / 1000.0;
+
+	for (int i = 0; i < f->n; i++) {
+		double left = until - clock_mono();
+
+		if (f->nodes[i].fd >= 0 && proto_queue_waiting(&f->nodes[i].q) > 0)
+			proto_queue_drain(&f->nodes[i].q, left > 0 ?
+			    (int)(left * 1000) : 0);
+	}
 	for (int i = 0; i < f->n; i++) {
 		/* A connect in flight ends within its launcher's timeout. */
 		fleet_conn_finish(&f->nodes[i], true, fleet_quiet, NULL);
@@ -155,13 +170,33 @@ fleet_link_why(const struct fleet_node *fn, char *buf, size_t len)
 int
 fleet_send(struct fleet_node *fn, const json_t *msg)
 {
-	if (fn->fd < 0)
+	int	saved;
+
+	if (fn->fd < 0) {
+		errno = ENOTCONN;
 		return -1;
-	if (proto_send(fn->fd, msg) != 0) {
-		fleet_close_node(fn);
+	}
+	/* Nothing the backend sends an agent is droppable: never 1. */
+	if (proto_queue_send(&fn->q, msg) < 0) {
+		if ((saved = errno) != EINVAL)
+			fleet_close_node(fn);
+		errno = saved;
 		return -1;
 	}
 	return 0;
+}
+
+int
+fleet_flush(struct fleet_node *fn)
+{
+	int	saved;
+
+	if (fn->fd < 0 || proto_queue_flush(&fn->q) == 0)
+		return 0;
+	saved = errno;
+	fleet_close_node(fn);
+	errno = saved;
+	return -1;
 }
 
 /*
@@ -304,8 +339,9 @@ fleet_conn_finish(struct fleet_node *fn, bool wait,
 	fn->hello_sent = c->node.hello_sent;
 	free(c);
 	fn->stage = FLEET_LINKED;
-	if (!fn->hello_sent && proto_send_new(fn->fd, proto_hello("backend",
-	    NULL)) != 0) {
+	proto_queue_init(&fn->q, fn->fd, 0);
+	if (!fn->hello_sent && proto_queue_send_new(&fn->q,
+	    proto_hello("backend", NULL)) != 0) {
 		fleet_hello_failed(fn, errno, err, sizeof err);
 		fleet_close_node(fn);
 		fleet_set_why(fn, err);

@@ -32,6 +32,7 @@ struct fleet_node {
 	char		 addr[256];	/* where its workers bind Gloo */
 	int		 fd;		/* -1 when not connected */
 	struct proto_reader rd;
+	struct proto_queue q;		/* what goes to the agent */
 	bool		 up;		/* hello received */
 	json_t		*hello;		/* the agent's hello */
 	double		 last_seen;	/* CLOCK_MONOTONIC */
@@ -103,8 +104,14 @@ struct fleet_node *fleet_find(struct fleet *, const char *name);
 /* Why fn's link ended, from its launcher, into buf ("" when it cannot
  * tell); call after the link is closed. */
 void	fleet_link_why(const struct fleet_node *, char *buf, size_t len);
-/* Send msg to a node; on failure the link is closed.  0 or -1. */
+/* Send msg to a node through its queue, never waiting for it; when the
+ * link fails the node is closed.  0 (sent or waiting), or -1 (errno;
+ * EINVAL: msg cannot be encoded, the link stays). */
 int	fleet_send(struct fleet_node *, const json_t *msg);
+/* Write what waits for the node, when poll() said its fd can take more
+ * (ask for proto_queue_events(&fn->q)).  0, or -1 with the node closed
+ * and errno saying why. */
+int	fleet_flush(struct fleet_node *);
 void	fleet_close_node(struct fleet_node *);
 /* Say why fn is down (fn->why), for messages until it is up again. */
 void	fleet_set_why(struct fleet_node *, const char *why);

@@ -5,12 +5,14 @@
  * (not an object, no "t", a NUL inside a string, over PROTO_MAX_FRAME),
  * so a bad message fails where it was made instead of closing the link.
  *
- * proto_send writes the whole frame or fails: a frame cut short would
- * desynchronise the stream for good.  It retries on EINTR, waits in
- * poll() if the fd turns out to be non-blocking, and never raises
- * SIGPIPE: sockets get MSG_NOSIGNAL, and pipes (an SSH channel is the
- * ssh client's stdin) are written with SIGPIPE blocked in this thread,
- * consuming the signal if the write raised it.
+ * One write, frame_write_some, serves every sender: the links' queues
+ * (frame-queue.c) and proto_send, the one-shot send of a short-lived
+ * client.  It never blocks on a socket (MSG_DONTWAIT), retries on EINTR
+ * and never raises SIGPIPE: sockets get MSG_NOSIGNAL, and other fds
+ * (pipes) are written with SIGPIPE blocked in this thread, consuming the
+ * signal if the write raised it.  proto_send writes the whole frame or
+ * fails (a frame cut short would desynchronise the stream for good),
+ * waiting for the fd at most PROTO_SEND_TIMEOUT_MS.
  */
 #include "config.h"
 
@@ -26,9 +28,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
 #include "lib/errf.h"
 #include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
+#include "backend/proto/frame-internal.h"
 
 /*
  * Whether compact JSON text holds an escaped NUL.  Outside strings
@@ -125,64 +129,78 @@ frame_write_nosigpipe(int fd, const void *p, size_t n)
 	return w;
 }
 
-/* Wait until a non-blocking fd can take more.  0 or -1 (errno). */
-static int
-frame_wait_writable(int fd)
-{
-	struct pollfd	pfd = { .fd = fd, .events = POLLOUT };
-	int		rc;
-
-	do
-		rc = poll(&pfd, 1, -1);
-	while (rc == -1 && errno == EINTR);
-	return rc == -1 ? -1 : 0;
-}
-
-static int
-frame_write_all(int fd, const uint8_t *p, size_t n)
+ssize_t
+frame_write_some(int fd, const void *p, size_t n, int *is_socket)
 {
 	ssize_t	w;
-	int	is_socket = 1;
 
-	while (n > 0) {
-		if (is_socket) {
-			w = send(fd, p, n, MSG_NOSIGNAL);
+	for (;;) {
+		if (*is_socket != 0) {
+			w = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
 			if (w == -1 && errno == ENOTSOCK) {
-				is_socket = 0;
+				*is_socket = 0;
 				continue;
 			}
+			if (w >= 0)
+				*is_socket = 1;
 		} else
 			w = frame_write_nosigpipe(fd, p, n);
-		if (w == -1) {
-			if (errno == EINTR)
-				continue;
-			if ((errno == EAGAIN || errno == EWOULDBLOCK) &&
-			    frame_wait_writable(fd) == 0)
-				continue;
+		if (w == -1 && errno == EINTR)
+			continue;
+		if (w == -1 && errno == EWOULDBLOCK)
+			errno = EAGAIN;
+		return w;
+	}
+}
+
+int
+frame_wait_writable(int fd, double deadline)
+{
+	struct pollfd	pfd = { .fd = fd, .events = POLLOUT };
+	double		left;
+	int		rc;
+
+	do {
+		left = deadline < 0 ? -1 : deadline - clock_mono();
+		if (deadline >= 0 && left <= 0) {
+			errno = ETIMEDOUT;
 			return -1;
 		}
-		p += w;
-		n -= (size_t)w;
+		rc = poll(&pfd, 1, left < 0 ? -1 : (int)(left * 1000) + 1);
+	} while (rc == -1 && errno == EINTR);
+	if (rc == 0) {
+		errno = ETIMEDOUT;
+		return -1;
 	}
-	return 0;
+	return rc == -1 ? -1 : 0;
 }
 
 int
 proto_send(int fd, const json_t *msg)
 {
+	double	 deadline = clock_mono() + PROTO_SEND_TIMEOUT_MS / 1000.0;
 	uint8_t	*frame;
-	size_t	 len;
-	int	 rc, saved;
+	size_t	 len, off = 0;
+	ssize_t	 w;
+	int	 saved = 0, is_socket = -1;
 
 	if ((frame = proto_encode(msg, &len, NULL, 0)) == NULL) {
 		errno = EINVAL;
 		return -1;
 	}
-	rc = frame_write_all(fd, frame, len);
-	saved = errno;
+	while (off < len) {
+		if ((w = frame_write_some(fd, frame + off, len - off,
+		    &is_socket)) >= 0)
+			off += (size_t)w;
+		else if (errno != EAGAIN || frame_wait_writable(fd,
+		    deadline) != 0) {
+			saved = errno;
+			break;
+		}
+	}
 	free(frame);
 	errno = saved;
-	return rc;
+	return off == len ? 0 : -1;
 }
 
 int

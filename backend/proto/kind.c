@@ -5,6 +5,10 @@
  * a metrics frame's figures).  Receivers call proto_kind() once and
  * switch on what it returns, so a malformed frame is refused in one
  * place, with a message, before any receiver reads a field of it.
+ *
+ * A row also says whether a slow reader may lose frames of its type: a
+ * link's queue (frame-queue.c) drops metrics, log lines and traced steps
+ * when the reader falls behind, and never anything else.
  */
 #include <stdio.h>
 #include <string.h>
@@ -25,14 +29,20 @@ typedef int	 kind_check(const json_t *, char *, size_t);
 
 static kind_check kind_metrics, kind_store, kind_cmd;
 
+/* A frame that the next of its kind makes stale, or a line of output:
+ * what a queue may drop. */
+#define DROPPABLE	true
+
 static const struct kind_row {
 	const char	*name;
 	struct kind_field need[KIND_FIELDS];
 	kind_check	*check;
+	bool		 droppable;
 } kind_table[PK_COUNT] = {
 	[PK_HELLO] = { MSG_HELLO, { { "proto", F_INT }, { "role", F_STR } } },
-	[PK_METRICS] = { MSG_METRICS, { { "scope", F_STR } }, kind_metrics },
-	[PK_LOG] = { MSG_LOG, { { "line", F_STR } } },
+	[PK_METRICS] = { MSG_METRICS, { { "scope", F_STR } }, kind_metrics,
+	    DROPPABLE },
+	[PK_LOG] = { MSG_LOG, { { "line", F_STR } }, NULL, DROPPABLE },
 	[PK_EVENT] = { MSG_EVENT, { { "kind", F_STR } } },
 	[PK_EPOCH] = { MSG_EPOCH, { { "job", F_STR }, { "epoch", F_INT } } },
 	[PK_SUMMARY] = { MSG_SUMMARY, { { "job", F_STR } } },
@@ -41,7 +51,7 @@ static const struct kind_row {
 	[PK_EXIT] = { MSG_EXIT, { { "job", F_STR }, { "rank", F_INT } } },
 	[PK_ERROR] = { MSG_ERROR, { { "reason", F_STR } } },
 	[PK_STEP] = { MSG_STEP, { { "job", F_STR }, { "step", F_INT },
-	    { "loss", F_NUM } } },
+	    { "loss", F_NUM } }, NULL, DROPPABLE },
 	[PK_AUTOTUNE] = { MSG_AUTOTUNE, { { "job", F_STR },
 	    { "micro_batch", F_INT }, { "accum", F_INT }, { "trials", F_ARR } } },
 	[PK_OK] = { MSG_OK },
@@ -167,6 +177,22 @@ proto_kind(const json_t *msg, char *err, size_t errlen)
 		return k;
 	}
 	return PK_UNKNOWN;
+}
+
+enum proto_kind
+proto_kind_named(const char *t)
+{
+	for (int k = PK_HELLO; k < PK_COUNT; k++) {
+		if (strcmp(t, kind_table[k].name) == 0)
+			return k;
+	}
+	return PK_UNKNOWN;
+}
+
+bool
+proto_kind_droppable(enum proto_kind k)
+{
+	return k > PK_INVALID && k < PK_COUNT && kind_table[k].droppable;
 }
 
 const char *

@@ -12,6 +12,7 @@
 #ifndef HUNTER_PROTO_H
 #define HUNTER_PROTO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -63,6 +64,11 @@ enum proto_kind {
 enum proto_kind proto_kind(const json_t *msg, char *err, size_t errlen);
 /* The type name of a kind ("store"); NULL for PK_UNKNOWN and PK_INVALID. */
 const char	*proto_kind_name(enum proto_kind);
+/* The kind of a type name, without looking at any field; PK_UNKNOWN. */
+enum proto_kind	 proto_kind_named(const char *t);
+/* Whether a slow reader may lose frames of this kind (metrics, log, step:
+ * the table in kind.c).  Never an unknown one. */
+bool		 proto_kind_droppable(enum proto_kind);
 
 /* An incremental decoder: feed it whatever read() returned, then take
  * complete frames out.  It never holds more than PROTO_READER_LIMIT bytes.
@@ -96,8 +102,11 @@ ssize_t	proto_reader_fill(struct proto_reader *, int fd);
  * NULL) when the JSON is over PROTO_MAX_FRAME, or when the peer would
  * refuse it: not an object, no string "t", a NUL inside a string. */
 uint8_t	*proto_encode(const json_t *msg, size_t *len, char *err, size_t errlen);
-/* Encode and write the whole frame to a blocking fd.  0 or -1 (errno;
- * EINVAL when proto_encode refuses msg).  Never raises SIGPIPE. */
+/* Encode and write the whole frame, for a one-shot client (hunter ctl, a
+ * takeover's detach): waits for the fd at most PROTO_SEND_TIMEOUT_MS.
+ * 0 or -1 (errno; EINVAL when proto_encode refuses msg, ETIMEDOUT).
+ * Never raises SIGPIPE.  A link that lives on uses a proto_queue. */
+#define PROTO_SEND_TIMEOUT_MS	10000
 int	proto_send(int fd, const json_t *msg);
 /* The same, taking ownership of msg (json_decref'd). */
 int	proto_send_new(int fd, json_t *msg);
@@ -110,6 +119,68 @@ int	proto_send_new(int fd, json_t *msg);
  * made valid first (lib/utf8.h).
  */
 json_t	*proto_pack(char *err, size_t errlen, const char *fmt, ...);
+
+/*
+ * A link's outgoing side (frame-queue.c).  Every process sends its
+ * frames through one, so that no sender ever blocks on a slow reader: a
+ * frame goes out at once as far as the fd takes it, and the rest waits
+ * here until the owner's poll loop sees the fd writable (poll for
+ * proto_queue_events()) and calls proto_queue_flush().
+ *
+ * Once `bound` bytes wait, a frame of a droppable kind (metrics, log,
+ * step) is dropped and counted by kind; any other kind always waits, up
+ * to PROTO_QUEUE_HARD bytes: a reader that far behind has stopped, and
+ * the link is failed (ENOBUFS) rather than hold the sender's memory.
+ * proto_queue_drop_event() reports the drops once the reader caught up.
+ *
+ * Not locked: one thread at a time (the worker holds its send lock).
+ * A zeroed struct with fd -1 is a queue of no link: sends fail.
+ */
+/* Some 8 s of a busy node (20 log lines a rank a second, metrics). */
+#define PROTO_QUEUE_BOUND	(128u << 10)
+#define PROTO_QUEUE_HARD	(64u << 20)
+
+struct proto_queue {
+	int		 fd;
+	uint8_t		*buf;
+	size_t		 off, len, cap;	/* waiting: buf[off..len) */
+	size_t		 bound;
+	int		 err;		/* errno once the link failed; 0 */
+	int		 is_socket;	/* -1 until the first write says */
+	/* Dropped since the last report: frames by kind, and bytes. */
+	uint64_t	 dropped[PK_COUNT];
+	uint64_t	 dropped_bytes;
+};
+
+/* Start a queue on fd, which becomes non-blocking (its readers must take
+ * EAGAIN); bound 0 means PROTO_QUEUE_BOUND. */
+void	proto_queue_init(struct proto_queue *, int fd, size_t bound);
+/* Forget what waits (the fd is the caller's to close); q is then a
+ * queue of no link. */
+void	proto_queue_free(struct proto_queue *);
+/* Queue msg and write what the fd takes now.  0 when sent or waiting,
+ * 1 when dropped (counted), -1 with errno: EINVAL when proto_encode
+ * refuses msg (the link is still good), else the link has failed and
+ * q->err says why (every later send fails at once). */
+int	proto_queue_send(struct proto_queue *, const json_t *msg);
+/* The same, taking ownership of msg (json_decref'd). */
+int	proto_queue_send_new(struct proto_queue *, json_t *msg);
+/* Write what the fd takes now.  0, or -1 when the link failed (q->err). */
+int	proto_queue_flush(struct proto_queue *);
+/* Flush, waiting for the fd up to timeout_ms (-1: as long as the link
+ * lives), for the last frames of a process.  0 once nothing waits, -1
+ * (errno; ETIMEDOUT) otherwise. */
+int	proto_queue_drain(struct proto_queue *, int timeout_ms);
+/* Bytes waiting. */
+size_t	proto_queue_waiting(const struct proto_queue *);
+/* POLLOUT while bytes wait, for the owner's poll(). */
+short	proto_queue_events(const struct proto_queue *);
+/* When frames were dropped and the reader has caught up (less than a
+ * quarter of the bound waits), an event frame saying so ("kind":
+ * "dropped", "link", "reason" naming link, "dropped": {KIND: count}),
+ * for the caller to tag (node, job, rank) and send; the counts start
+ * again.  NULL otherwise. */
+json_t	*proto_queue_drop_event(struct proto_queue *, const char *link);
 
 /* The type of a decoded message, as it came ("" never happens: the
  * decoder rejects messages without one). */

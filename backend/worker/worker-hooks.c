@@ -4,10 +4,13 @@
  * rank_report, put by the table in backend/proto/metrics.h), the first
  * steps' losses when traced, epoch lines, events, the autotune trace and
  * the summary -- the controls it asks for and agrees on, with the pause
- * that holds it at a step boundary, and the collectives it runs.
+ * that holds it at a step boundary, and the collectives it runs.  All of
+ * it goes through worker_send, into the link's queue (worker.c's reader
+ * thread flushes it), which never waits for the agent.
  */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +23,59 @@
 #include "backend/proto/proto.h"
 #include "backend/comm/comm.h"
 #include "backend/worker/worker-internal.h"
+
+void
+worker_send(struct worker *w, json_t *msg)
+{
+	size_t	 waiting;
+	int	 rc;
+
+	if (msg == NULL) {	/* a json_pack refused a string */
+		fprintf(stderr, "worker: a frame could not be encoded\n");
+		return;
+	}
+	pthread_mutex_lock(&w->send_lock);
+	rc = proto_queue_send(&w->q, msg);
+	if (rc < 0 && !w->link_down)
+		fprintf(stderr, "worker: link to agent: %s\n", strerror(errno));
+	waiting = proto_queue_waiting(&w->q);
+	pthread_mutex_unlock(&w->send_lock);
+	json_decref(msg);
+	/* The reader thread polls for POLLOUT only while bytes wait. */
+	if (waiting > 0 && write(w->wake[1], "", 1) < 0) {
+		/* The pipe is full: a wake-up is already pending. */
+	}
+}
+
+/* Send what waits, as long as the agent lives: a rank's last frames (its
+ * summary, its exit's cause) must reach it. */
+void
+worker_drain(struct worker *w)
+{
+	pthread_mutex_lock(&w->send_lock);
+	if (proto_queue_drain(&w->q, -1) != 0 && !w->link_down)
+		fprintf(stderr, "worker: link to agent: %s\n", strerror(errno));
+	pthread_mutex_unlock(&w->send_lock);
+}
+
+/* Once the agent reads again, say what it missed. */
+void
+worker_report_drops(struct worker *w)
+{
+	char	 link[64];
+	json_t	*ev;
+
+	snprintf(link, sizeof link, "rank %d -> agent", w->rank);
+	pthread_mutex_lock(&w->send_lock);
+	ev = proto_queue_drop_event(&w->q, link);
+	pthread_mutex_unlock(&w->send_lock);
+	if (ev == NULL)
+		return;
+	json_object_set_new(ev, "job", json_string(w->job.name));
+	json_object_set_new(ev, "rank", json_integer(w->rank));
+	json_object_set_new(ev, "node", json_string(w->node));
+	worker_send(w, ev);
+}
 
 static long
 worker_rss(void)
@@ -43,6 +99,47 @@ worker_metrics(struct worker *w, const struct rank_report *rr)
 
 	rank_report_put(rr, m);
 	return m;
+}
+
+/*
+ * --inject log-flood=N: print N lines a second on stderr from the train
+ * loop itself, as a rank with a print in its loop would, each naming the
+ * step and the wall clock time, so a test can read the step rate off the
+ * rank's log file.  They are written at step boundaries, as many as are
+ * due; a full pipe holds the loop up, as it would the real rank's.
+ */
+static void
+worker_log_flood(struct worker *w, long step, double now)
+{
+	struct timespec	 ts;
+	char		 buf[16384];
+	size_t		 len = 0;
+	long		 due;
+	ssize_t		 n;
+
+	if (w->flood_t0 == 0)
+		w->flood_t0 = now;
+	due = (long)((now - w->flood_t0) * w->log_flood) - w->flood_n;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	for (; due > 0 && len + 160 < sizeof buf; due--) {
+		/* About 120 bytes a line: the filler makes the lines weigh. */
+		len += (size_t)snprintf(buf + len, sizeof buf - len,
+		    "log-flood %ld: rank %d step %ld at %lld.%06ld "
+		    "................................................\n",
+		    ++w->flood_n, w->rank, step, (long long)ts.tv_sec,
+		    ts.tv_nsec / 1000);
+	}
+	if (due > 0)			/* behind by more than a buffer: skip */
+		w->flood_n += due;
+	for (size_t off = 0; off < len; off += (size_t)n) {
+		if ((n = write(2, buf + off, len - off)) < 0) {
+			if (errno == EINTR) {
+				n = 0;
+				continue;
+			}
+			break;
+		}
+	}
 }
 
 /* The step's metrics; late (the flush after the loop) the memory is no
@@ -97,6 +194,8 @@ worker_on_step(void *ctx, const struct step_report *r)
 {
 	struct worker		*w = ctx;
 
+	if (w->log_flood > 0)
+		worker_log_flood(w, r->step, clock_mono());
 	if (r->step <= w->trace_steps && w->rank == 0)
 		worker_send(w, json_pack("{s:s, s:s, s:I, s:f}", "t", MSG_STEP,
 		    "job", w->job.name, "step", (json_int_t)r->step,

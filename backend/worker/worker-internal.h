@@ -14,6 +14,7 @@
 
 #include "backend/spec/spec.h"
 #include "backend/proto/metrics.h"
+#include "backend/proto/proto.h"
 #include "backend/worker/train.h"
 
 /* The resume command's slot in worker.seq and worker.done. */
@@ -21,7 +22,9 @@
 
 struct worker {
 	int		 fd;
-	pthread_mutex_t	 send_lock;
+	pthread_mutex_t	 send_lock;	/* guards q */
+	struct proto_queue q;		/* what goes to the agent */
+	int		 wake[2];	/* a byte here: bytes wait in q */
 	pthread_mutex_t	 box_lock;
 	pthread_cond_t	 box_cond;
 	json_t		*box;		/* store answers, by "req" */
@@ -44,14 +47,22 @@ struct worker {
 	char		 node[64];
 	int		 rank, world, generation;
 	int		 trace_steps;
+	int		 log_flood;	/* --inject log-flood: lines a second */
+	double		 flood_t0;	/* when the flood began */
+	long		 flood_n;	/* lines printed since */
 	struct comm	*comm;
 	double		 last_metrics;
 	struct step_report last_report;	/* the newest step's */
 	bool		 report_unsent;	/* it has not gone out */
 };
 
-/* Send a frame to the agent (takes msg); either thread may. */
+/* Send a frame to the agent (takes msg); any thread may, and none waits
+ * for the agent to read. */
 void	worker_send(struct worker *, json_t *msg);
+/* Send what waits, as long as the agent lives (a rank's last frames). */
+void	worker_drain(struct worker *);
+/* Once the agent reads again, a "dropped" event if frames were lost. */
+void	worker_report_drops(struct worker *);
 /* A metrics frame of this rank with the known figures of rr. */
 json_t	*worker_metrics(struct worker *, const struct rank_report *rr);
 

@@ -7,11 +7,17 @@
  *
  * A reader thread owns the incoming side of the link: store answers go to
  * a mailbox that the rendezvous waits on, commands set flags the train
- * loop reads at step boundaries.  Writes from either thread go through
- * one mutex.  The train loop's hooks (what the rank reports, the
- * controls it asks for, the collectives) are in worker-hooks.c.
+ * loop reads at step boundaries.  Every thread sends through one queue
+ * (struct proto_queue) under one mutex, and none waits for the agent:
+ * what the socket does not take waits in the queue, which the reader
+ * thread flushes when the socket is writable, and metrics are dropped
+ * (and the drops reported) while the agent does not read.  The train
+ * loop's hooks (what the rank reports, the controls it asks for, the
+ * collectives) are in worker-hooks.c.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -34,20 +40,6 @@
 #include "backend/worker/worker.h"
 
 static struct worker *worker_self;
-
-void
-worker_send(struct worker *w, json_t *msg)
-{
-	if (msg == NULL) {	/* a json_pack refused a string */
-		fprintf(stderr, "worker: a frame could not be encoded\n");
-		return;
-	}
-	pthread_mutex_lock(&w->send_lock);
-	if (proto_send(w->fd, msg) != 0 && !w->link_down)
-		fprintf(stderr, "worker: link to agent: %s\n", strerror(errno));
-	pthread_mutex_unlock(&w->send_lock);
-	json_decref(msg);
-}
 
 static void
 worker_command(struct worker *w, const char *cmd, const json_t *msg)
@@ -96,17 +88,41 @@ worker_frame(struct worker *w, json_t *msg)
 	}
 }
 
+/* The link's other half: read frames, and flush the queue whenever the
+ * socket takes more (worker_send wakes us when bytes wait). */
 static void *
 worker_reader(void *arg)
 {
 	struct worker		*w = arg;
 	struct proto_reader	 rd;
+	struct pollfd		 pfd[2];
 	json_t			*msg;
 	ssize_t			 n;
-	int			 rc;
+	int			 rc = 0;
+	char			 buf[64];
 
 	proto_reader_init(&rd);
 	for (;;) {
+		pthread_mutex_lock(&w->send_lock);
+		pfd[0] = (struct pollfd){ .fd = w->fd,
+		    .events = POLLIN | proto_queue_events(&w->q) };
+		pthread_mutex_unlock(&w->send_lock);
+		pfd[1] = (struct pollfd){ .fd = w->wake[0], .events = POLLIN };
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pfd[1].revents != 0)
+			while (read(w->wake[0], buf, sizeof buf) > 0)
+				;
+		if (pfd[0].revents & POLLOUT) {
+			pthread_mutex_lock(&w->send_lock);
+			proto_queue_flush(&w->q);
+			pthread_mutex_unlock(&w->send_lock);
+		}
+		if ((pfd[0].revents & ~POLLOUT) == 0)
+			continue;
 		n = proto_reader_fill(&rd, w->fd);
 		while ((rc = proto_reader_next(&rd, &msg)) == 1) {
 			worker_frame(w, msg);
@@ -141,6 +157,7 @@ worker_heartbeat(void *arg)
 
 	while (!w->link_down && !atomic_load(&w->quit)) {
 		nanosleep(&(struct timespec){ 0, 250 * 1000000L }, NULL);
+		worker_report_drops(w);
 		if (clock_mono() - atomic_load(&w->last_sent) < 1.0)
 			continue;
 		atomic_store(&w->last_sent, clock_mono());
@@ -319,6 +336,11 @@ worker_main(int argc, char **argv)
 		return 1;
 	}
 	pthread_mutex_init(&w.send_lock, NULL);
+	if (pipe2(w.wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+		fprintf(stderr, "hunter worker: pipe: %s\n", strerror(errno));
+		return 1;
+	}
+	proto_queue_init(&w.q, w.fd, 0);
 	pthread_mutex_init(&w.box_lock, NULL);
 	pthread_cond_init(&w.box_cond, NULL);
 	w.box = json_object();
@@ -326,6 +348,7 @@ worker_main(int argc, char **argv)
 	w.world = worker_int(launch, "world", 1);
 	w.generation = worker_int(launch, "generation", 0);
 	w.trace_steps = worker_int(launch, "trace_steps", 0);
+	w.log_flood = worker_int(launch, "log_flood", 0);
 	snprintf(w.node, sizeof w.node, "%s", worker_str(launch, "node"));
 	snprintf(ckdir, sizeof ckdir, "%s", worker_str(launch, "checkpoint_dir"));
 	worker_self = &w;
@@ -406,11 +429,16 @@ done_comm:
 done_thread:
 	atomic_store(&w.quit, 1);
 	pthread_join(heart, NULL);
+	worker_drain(&w);
 	/* Closing our side ends the reader thread. */
 	shutdown(w.fd, SHUT_RDWR);
 	pthread_join(reader, NULL);
 done:
+	worker_drain(&w);
+	proto_queue_free(&w.q);
 	close(w.fd);
+	close(w.wake[0]);
+	close(w.wake[1]);
 	json_decref(launch);
 	json_decref(w.box);
 	return rc;

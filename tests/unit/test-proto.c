@@ -356,6 +356,7 @@ t_good_then_bad(void **state)
 
 int	test_proto_io(void);
 int	test_proto_kind(void);
+int	test_proto_queue(void);
 
 int
 main(void)
@@ -376,5 +377,6 @@ main(void)
 	int	failed;
 
 	failed = cmocka_run_group_tests_name("proto frames", tests, NULL, NULL);
-	return failed + test_proto_io() + test_proto_kind();
+	return failed + test_proto_io() + test_proto_kind() +
+	    test_proto_queue();
 }

@@ -50,6 +50,7 @@ setup(void **state)
 	assert_int_equal(pipe(po), 0);
 	snprintf(r->a.node, sizeof r->a.node, "n7");
 	r->peer.fd = sv[0];
+	proto_queue_init(&r->peer.q, sv[0], 0);
 	r->peer.is_backend = true;
 	r->a.peers = &r->peer;
 	r->a.npeers = 1;
@@ -73,6 +74,7 @@ teardown(void **state)
 	if (r->in >= 0)
 		close(r->in);
 	ranklog_close(&r->a, &r->w);
+	proto_queue_free(&r->peer.q);
 	close(r->peer.fd);
 	close(r->far);
 	proto_reader_free(&r->rd);
