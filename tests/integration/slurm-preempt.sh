@@ -38,11 +38,14 @@ grep '"t":"decision"' "$HUNTER_STATE_DIR/journal.jsonl" |
 grep -q "SIGUSR1 (Slurm job $J)" "$HUNTER_STATE_DIR/journal.jsonl" ||
 	fail "the journal does not name the signal"
 
-# The requeued start resumes.  A requeue waits 2 minutes to start unless
-# told otherwise.
+# The requeued start resumes.  A requeue waits until the old credential
+# has expired (cred_expire=15 in tests/slurm/slurm-up.sh, 120 s by
+# default), and a StartTime=now before then is refused by slurmd.
 scontrol requeue "$J" || fail "scontrol requeue $J"
-scontrol update jobid="$J" StartTime=now || true
-wait_until 30 "job $J to start again" grep -q "Slurm job $J was requeued" "$T/out"
+poll_until 40 grep -q "Slurm job $J was requeued" "$T/out" || {
+	scontrol -o show job "$J" | tr ' ' '\n' | grep -E '^(JobState|Reason|StartTime|Restarts)='
+	fail "job $J did not start again (waited 40 s)"
+}
 wait_until 30 "the requeued job $J to complete" job_is "$J" COMPLETED
 # The output file is appended to: the second run is what follows the first.
 tail -n +"$(($(wc -l < "$T/first") + 1))" "$T/out" > "$T/second"

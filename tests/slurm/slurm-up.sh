@@ -98,7 +98,9 @@ SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket=$D/munge/munge.socket
+# A requeued job waits cred_expire + 1 s to start (120 s by default),
+# until its old credential has expired: an earlier start is revoked.
+AuthInfo=socket=$D/munge/munge.socket,cred_expire=15
 StateSaveLocation=$D/ctld/state
 SlurmctldPidFile=$D/ctld/slurmctld.pid
 SlurmctldLogFile=$D/ctld/slurmctld.log
