@@ -34,6 +34,8 @@ struct comm_backend {
 };
 
 extern const struct comm_backend comm_backend_gloo;
+extern const struct comm_backend comm_backend_shm;
+extern const struct comm_backend comm_backend_auto;
 #ifdef HAVE_CUDA
 extern const struct comm_backend comm_backend_nccl;
 #endif

@@ -17,6 +17,8 @@
 
 static const struct comm_backend *const comm_backends[] = {
 	&comm_backend_gloo,
+	&comm_backend_shm,
+	&comm_backend_auto,
 #ifdef HAVE_CUDA
 	&comm_backend_nccl,
 #endif

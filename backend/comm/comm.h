@@ -1,6 +1,8 @@
 /*
- * comm.h: collectives behind one C API, over Gloo (CPU; a thin C++ shim)
- * and, where built, NCCL (GPU).  Every call has a timeout and returns an
+ * comm.h: collectives behind one C API, over Gloo (CPU; a thin C++ shim),
+ * shared memory between ranks of one host (shm), both (auto: shm within
+ * each host, Gloo between one leader per host) and, where built, NCCL
+ * (GPU).  Every call has a timeout and returns an
  * error as a value: a dead or silent peer gives -1 with a message within
  * the timeout, never a hang and never an exception across the C boundary.
  *
@@ -41,7 +43,7 @@ struct comm_store {
 struct comm_store comm_dir_store(const char *dir);
 
 struct comm_config {
-	const char	*backend;	/* "gloo", or "nccl" where built */
+	const char	*backend;	/* "auto", "shm", "gloo", or "nccl" */
 	int		 rank, world;
 	int		 generation;
 	const char	*bind_addr;	/* this node's address, e.g. 127.0.0.1 */
@@ -71,10 +73,15 @@ void	comm_destroy(struct comm *);
 
 int	comm_rank(const struct comm *);
 int	comm_world(const struct comm *);
-/* "gloo" or "nccl". */
+/* The backend's name, as in the config. */
 const char *comm_backend_name(const struct comm *);
 /* Where the group's buffers live: "host" or "device". */
 const char *comm_memory(const struct comm *);
+
+/* Remove the shared-memory segments that process pid made and did not
+ * remove (it was killed before every rank had opened one): for the agent
+ * that reaps it.  How many it removed. */
+int	comm_shm_remove_left(long pid);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,441 @@
+/*
+ * comm-shm-seg.c: the segment of a shared-memory group (see
+ * comm-shm-internal.h): made by the lowest member with mode 0600 and a
+ * random name, opened by the rest through the name in the store,
+ * unlinked once all have it; the barrier every step meets at; and the
+ * removal of what a killed creator left (comm_shm_remove_left).
+ *
+ * A member waiting at a barrier spins a little (when the members are
+ * no more than the CPUs: a peer one step behind is usually microseconds
+ * away), then sleeps on the doorbell futex and, every SHM_CHECK_S,
+ * looks at the late members' locks: a member whose lock is gone has
+ * died, and the wait fails at once instead of at the timeout.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/clock.h"
+#include "lib/errf.h"
+#include "lib/xmalloc.h"
+#include "backend/comm/comm-shm-internal.h"
+
+#define SHM_MAGIC	0x68756e7465727331ull	/* "hunters1" */
+#define SHM_PREFIX	"hunter-"
+#define SHM_DIR		"/dev/shm"	/* where glibc keeps shm_open's names */
+#define SHM_CHECK_S	0.02		/* between looks at late members */
+#define SHM_SPIN	4000		/* about 20-50 us of pause */
+#define SHM_SPIN_CROWDED 64		/* more members than CPUs */
+
+static void
+shm_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+static void
+shm_ring(struct shm_head *h)
+{
+	if (atomic_load(&h->sleepers) == 0)
+		return;
+	atomic_fetch_add(&h->bell, 1);
+	syscall(SYS_futex, (uint32_t *)&h->bell, FUTEX_WAKE, INT_MAX, NULL,
+	    NULL, 0);
+}
+
+static void
+shm_sleep(struct shm_head *h, uint32_t bell, double secs)
+{
+	struct timespec	ts;
+
+	if (secs <= 0)
+		return;
+	ts.tv_sec = (time_t)secs;
+	ts.tv_nsec = (long)((secs - (double)ts.tv_sec) * 1e9);
+	syscall(SYS_futex, (uint32_t *)&h->bell, FUTEX_WAIT, bell, &ts, NULL, 0);
+}
+
+uint32_t
+shm_tag(int code, size_t size, int root)
+{
+	uint64_t	x = (uint64_t)size * 0x9e3779b97f4a7c15ull ^
+	    (uint64_t)(unsigned)root;
+
+	return (uint32_t)((x >> 40) & ((1u << (SHM_TAG_BITS - 3)) - 1)) |
+	    (uint32_t)(code & 7) << (SHM_TAG_BITS - 3);
+}
+
+int
+shm_refuse(const struct shm_group *g, const char *what, char *err,
+    size_t errlen)
+{
+	errf(err, errlen, "%s: group failed earlier (%s)", what, g->failed);
+	return -1;
+}
+
+void
+shm_fail(struct shm_group *g, const char *why)
+{
+	int32_t	none = 0;
+
+	if (g->failed[0] == '\0')
+		snprintf(g->failed, sizeof g->failed, "%s", why);
+	if (g->h == NULL)
+		return;
+	if (atomic_compare_exchange_strong(&g->h->failed, &none, 1 + g->rank))
+		snprintf(g->h->why, sizeof g->h->why, "%s", why);
+	atomic_fetch_add(&g->h->sleepers, 1);
+	shm_ring(g->h);
+	atomic_fetch_sub(&g->h->sleepers, 1);
+}
+
+/* Fail with a reason of our own: in err after what, and for everyone. */
+static int
+shm_give_up(struct shm_group *g, const char *what, char *err, size_t errlen,
+    const char *why)
+{
+	shm_fail(g, why);
+	errf(err, errlen, "%s: %s", what, why);
+	return -1;
+}
+
+/* Whether member q still holds its lock, i.e. its process is alive. */
+static int
+shm_alive(const struct shm_group *g, int q)
+{
+	struct flock	fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+	    .l_start = q, .l_len = 1 };
+
+	if (fcntl(g->fd, F_OFD_GETLK, &fl) != 0)
+		return 1;
+	return fl.l_type != F_UNLCK;
+}
+
+/* The first member from q on that has not reached barrier seq (or, with
+ * seq 0, attached), or -1. */
+static int
+shm_late(const struct shm_group *g, uint64_t seq, int q)
+{
+	for (; q < g->world; q++) {
+		const struct shm_member *m = &g->h->member[q];
+
+		if (seq == 0 ? atomic_load_explicit(&m->attached,
+		    memory_order_acquire) == 0 :
+		    atomic_load_explicit(&m->arrived, memory_order_acquire) >>
+		    SHM_TAG_BITS < seq)
+			return q;
+	}
+	return -1;
+}
+
+/* Wait until every member reached barrier seq (0: attached). */
+static int
+shm_wait(struct shm_group *g, uint64_t seq, const char *what, double deadline,
+    char *err, size_t errlen)
+{
+	struct shm_head	*h = g->h;
+	double		 now, next_check = 0;
+	char		 why[SHM_WHY];
+	int		 late = 0, failed;
+	uint32_t	 bell;
+
+	for (long spins = 0;; spins++) {
+		if ((late = shm_late(g, seq, late)) < 0)
+			return 0;
+		if ((failed = atomic_load(&h->failed)) != 0) {
+			snprintf(why, sizeof why, "rank %d gave up: %s",
+			    g->global[failed - 1], h->why);
+			snprintf(g->failed, sizeof g->failed, "%s", why);
+			errf(err, errlen, "%s: %s", what, why);
+			return -1;
+		}
+		if (spins < g->spin) {
+			shm_relax();
+			continue;
+		}
+		now = clock_mono();
+		if (now >= deadline) {
+			if (seq == 0)
+				snprintf(why, sizeof why, "rank %d did not join "
+				    "within %d ms", g->global[late],
+				    g->timeout_ms);
+			else
+				snprintf(why, sizeof why, "rank %d (pid %d) did "
+				    "not arrive within %d ms", g->global[late],
+				    (int)h->member[late].pid, g->timeout_ms);
+			return shm_give_up(g, what, err, errlen, why);
+		}
+		if (now >= next_check) {
+			for (int q = late; q >= 0; q = shm_late(g, seq, q + 1)) {
+				if (!atomic_load(&h->member[q].attached) ||
+				    shm_alive(g, q))
+					continue;
+				snprintf(why, sizeof why, "rank %d (pid %d) died",
+				    g->global[q], (int)h->member[q].pid);
+				return shm_give_up(g, what, err, errlen, why);
+			}
+			next_check = now + SHM_CHECK_S;
+		}
+		atomic_fetch_add(&h->sleepers, 1);
+		bell = atomic_load(&h->bell);
+		if (shm_late(g, seq, late) >= 0 && atomic_load(&h->failed) == 0)
+			shm_sleep(h, bell, deadline - now < SHM_CHECK_S ?
+			    deadline - now : SHM_CHECK_S);
+		atomic_fetch_sub(&h->sleepers, 1);
+	}
+}
+
+int
+shm_meet(struct shm_group *g, uint32_t tag, const char *what, char *err,
+    size_t errlen)
+{
+	double		 deadline = clock_mono() + g->timeout_ms / 1e3;
+	struct shm_head	*h = g->h;
+	char		 why[SHM_WHY];
+
+	g->seq++;
+	atomic_store(&h->member[g->rank].arrived, g->seq << SHM_TAG_BITS | tag);
+	shm_ring(h);
+	if (shm_wait(g, g->seq, what, deadline, err, errlen) != 0)
+		return -1;
+	/* A member already at a later barrier agreed on this one. */
+	for (int q = 0; q < g->world; q++) {
+		uint64_t a = atomic_load(&h->member[q].arrived);
+
+		if (a >> SHM_TAG_BITS != g->seq ||
+		    (a & ((1u << SHM_TAG_BITS) - 1)) == tag)
+			continue;
+		snprintf(why, sizeof why, "rank %d is in another collective "
+		    "(tag %06x, ours %06x)", g->global[q],
+		    (unsigned)(a & ((1u << SHM_TAG_BITS) - 1)), (unsigned)tag);
+		return shm_give_up(g, what, err, errlen, why);
+	}
+	return 0;
+}
+
+static size_t
+shm_data_offset(int world)
+{
+	size_t	head = sizeof(struct shm_head) +
+	    (size_t)world * sizeof(struct shm_member);
+
+	return (head + 4095) & ~(size_t)4095;
+}
+
+/* Make the segment and publish its name under key. */
+static int
+shm_create(struct shm_group *g, const struct comm_store *cs, const char *key,
+    char *err, size_t errlen)
+{
+	uint64_t	r[2];
+
+	for (int tries = 0; g->fd < 0 && tries < 8; tries++) {
+		if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) {
+			errf(err, errlen, "shm: getrandom: %s", strerror(errno));
+			return -1;
+		}
+		snprintf(g->name, sizeof g->name, "/%s%ld-%016llx%016llx",
+		    SHM_PREFIX, (long)getpid(), (unsigned long long)r[0],
+		    (unsigned long long)r[1]);
+		g->fd = shm_open(g->name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
+		    0600);
+		if (g->fd < 0 && errno != EEXIST)
+			break;
+	}
+	if (g->fd < 0) {
+		errf(err, errlen, "shm: cannot create %s: %s", g->name,
+		    strerror(errno));
+		g->name[0] = '\0';
+		return -1;
+	}
+	/* The umask may only have narrowed it; make it exactly 0600. */
+	if (fchmod(g->fd, 0600) != 0 || ftruncate(g->fd, (off_t)g->size) != 0) {
+		errf(err, errlen, "shm: sizing %s to %zu bytes: %s", g->name,
+		    g->size, strerror(errno));
+		return -1;
+	}
+	g->h = mmap(NULL, g->size, PROT_READ | PROT_WRITE, MAP_SHARED, g->fd, 0);
+	if (g->h == MAP_FAILED) {
+		g->h = NULL;
+		errf(err, errlen, "shm: mapping %s: %s", g->name, strerror(errno));
+		return -1;
+	}
+	g->h->world = (uint32_t)g->world;
+	g->h->slot = SHM_SLOT;
+	g->h->size = g->size;
+	atomic_store(&g->h->magic, SHM_MAGIC);
+	if (cs->set(cs->ctx, key, g->name, strlen(g->name)) != 0) {
+		errf(err, errlen, "shm: publishing %s under %s failed", g->name,
+		    key);
+		return -1;
+	}
+	return 0;
+}
+
+/* Open the segment whose name the creator published under key. */
+static int
+shm_open_named(struct shm_group *g, const struct comm_store *cs,
+    const char *key, char *err, size_t errlen)
+{
+	struct stat	 st;
+	void		*val = NULL;
+	size_t		 len = 0;
+
+	if (cs->get(cs->ctx, key, &val, &len, g->timeout_ms) != 0) {
+		errf(err, errlen, "shm: rank %d: no segment under %s within "
+		    "%d ms", g->global[g->rank], key, g->timeout_ms);
+		return -1;
+	}
+	if (len <= sizeof SHM_PREFIX || len >= sizeof g->name ||
+	    memcmp(val, "/" SHM_PREFIX, sizeof SHM_PREFIX) != 0 ||
+	    memchr((char *)val + 1, '/', len - 1) != NULL ||
+	    memchr(val, '\0', len) != NULL) {
+		free(val);
+		errf(err, errlen, "shm: %s does not name a segment", key);
+		return -1;
+	}
+	memcpy(g->name, val, len);
+	g->name[len] = '\0';
+	free(val);
+	if ((g->fd = shm_open(g->name, O_RDWR | O_CLOEXEC, 0)) < 0) {
+		errf(err, errlen, "shm: rank %d: opening %s: %s (not on the "
+		    "host of rank %d?)", g->global[g->rank], g->name,
+		    strerror(errno), g->global[0]);
+		return -1;
+	}
+	if (fstat(g->fd, &st) != 0 || st.st_uid != geteuid() ||
+	    (st.st_mode & 07777) != 0600 || (size_t)st.st_size != g->size) {
+		errf(err, errlen, "shm: %s is not this group's (owner %ld, "
+		    "mode %03o, %lld bytes; want %ld, 600, %zu)", g->name,
+		    (long)st.st_uid, (unsigned)(st.st_mode & 07777),
+		    (long long)st.st_size, (long)geteuid(), g->size);
+		return -1;
+	}
+	g->h = mmap(NULL, g->size, PROT_READ | PROT_WRITE, MAP_SHARED, g->fd, 0);
+	if (g->h == MAP_FAILED) {
+		g->h = NULL;
+		errf(err, errlen, "shm: mapping %s: %s", g->name, strerror(errno));
+		return -1;
+	}
+	if (atomic_load(&g->h->magic) != SHM_MAGIC ||
+	    g->h->world != (uint32_t)g->world || g->h->slot != SHM_SLOT) {
+		errf(err, errlen, "shm: %s holds a group of %u, not %d",
+		    g->name, g->h->world, g->world);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+shm_cpus(void)
+{
+	cpu_set_t	set;
+
+	if (sched_getaffinity(0, sizeof set, &set) == 0)
+		return CPU_COUNT(&set);
+	return (int)sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+struct shm_group *
+shm_join(int rank, int world, const int *global, int timeout_ms,
+    const struct comm_store *cs, const char *key, char *err, size_t errlen)
+{
+	struct shm_group	*g = xcalloc(1, sizeof *g);
+	struct flock		 fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+	    .l_start = rank, .l_len = 1 };
+	double			 deadline = clock_mono() + timeout_ms / 1e3;
+	char			 what[96];
+	int			 rc;
+
+	g->rank = rank;
+	g->world = world;
+	g->timeout_ms = timeout_ms;
+	g->fd = -1;
+	g->global = xcalloc((size_t)world, sizeof *g->global);
+	for (int q = 0; q < world; q++)
+		g->global[q] = global != NULL ? global[q] : q;
+	if (world < 2 || world > SHM_MAX_WORLD) {
+		errf(err, errlen, "shm: a group of %d ranks (2 to %d)", world,
+		    SHM_MAX_WORLD);
+		goto fail;
+	}
+	g->spin = world <= shm_cpus() ? SHM_SPIN : SHM_SPIN_CROWDED;
+	g->size = shm_data_offset(world) + 2 * (size_t)(world + 1) * SHM_SLOT;
+	rc = rank == 0 ? shm_create(g, cs, key, err, errlen) :
+	    shm_open_named(g, cs, key, err, errlen);
+	if (rc != 0)
+		goto fail;
+	g->data = (uint8_t *)g->h + shm_data_offset(world);
+	if (fcntl(g->fd, F_OFD_SETLK, &fl) != 0) {
+		errf(err, errlen, "shm: locking byte %d of %s: %s", rank,
+		    g->name, strerror(errno));
+		goto fail;
+	}
+	g->h->member[rank].pid = (int32_t)getpid();
+	atomic_store(&g->h->member[rank].attached, 1);
+	atomic_fetch_add(&g->h->nattached, 1);
+	shm_ring(g->h);
+	snprintf(what, sizeof what, "shm: rank %d joining %s", g->global[rank],
+	    g->name);
+	if (shm_wait(g, 0, what, deadline, err, errlen) != 0)
+		goto fail;
+	if (rank == 0)
+		shm_unlink(g->name);
+	return g;
+
+fail:
+	if (rank == 0 && g->name[0] != '\0')
+		shm_unlink(g->name);
+	shm_leave(g);
+	return NULL;
+}
+
+void
+shm_leave(struct shm_group *g)
+{
+	if (g == NULL)
+		return;
+	if (g->h != NULL)
+		munmap(g->h, g->size);
+	if (g->fd >= 0)
+		close(g->fd);
+	free(g->global);
+	free(g);
+}
+
+int
+comm_shm_remove_left(long pid)
+{
+	char		 prefix[64], name[NAME_MAX + 2];
+	struct dirent	*de;
+	DIR		*d;
+	int		 n = 0;
+
+	snprintf(prefix, sizeof prefix, "%s%ld-", SHM_PREFIX, pid);
+	if ((d = opendir(SHM_DIR)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
+			continue;
+		snprintf(name, sizeof name, "/%s", de->d_name);
+		n += shm_unlink(name) == 0;
+	}
+	closedir(d);
+	return n;
+}
