@@ -112,6 +112,10 @@ static const struct spec_field job_compression[] = {
 	  .off = J(compression.momentum_correction) },
 	{ .key = "warmup_epochs", .type = SF_INT,
 	  .off = J(compression.warmup_epochs), .range = SR_NONNEG },
+	{ .key = "warmup_steps", .type = SF_INT,
+	  .off = J(compression.warmup_steps), .range = SR_NONNEG },
+	{ .key = "warmup_density", .type = SF_REAL,
+	  .off = J(compression.warmup_density), .range = SR_UNIT_OC },
 	{ NULL }
 };
 
@@ -200,6 +204,7 @@ spec_job_defaults(struct job_spec *j)
 	j->compression.error_feedback = true;
 	j->compression.momentum_correction = true;
 	j->compression.warmup_epochs = 1;
+	j->compression.warmup_density = 0.25;
 	j->checkpoint.every_steps = 200;
 	j->checkpoint.keep = 3;
 	j->policy.low_util = 0.5;

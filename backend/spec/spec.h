@@ -80,6 +80,8 @@ struct job_spec {
 		bool	error_feedback;		/* true */
 		bool	momentum_correction;	/* true */
 		int	warmup_epochs;		/* 1; >= 0 */
+		int	warmup_steps;		/* 0; >= 0; the sooner ends it */
+		double	warmup_density;		/* 0.25; (0, 1]: where it starts */
 	} compression;
 
 	struct {
