@@ -36,7 +36,12 @@
 #include "backend/comm/comm.h"
 
 #define SHM_MAX_WORLD	256
-#define SHM_SLOT	(256u << 10)	/* bytes a member moves per step */
+/* The bytes a member moves per step: the fewer steps, the fewer waits
+ * for a peer that the scheduler has not run yet, which on a busy host
+ * cost more than the cache misses of a large step.  Less when /dev/shm
+ * has not the room (a container's is often 64 MiB). */
+#define SHM_SLOT	(4u << 20)
+#define SHM_SLOT_MIN	(64u << 10)
 #define SHM_LINE	64		/* apart, so members never share one */
 #define SHM_WHY		256
 
@@ -65,7 +70,9 @@ struct shm_head {
 };
 
 struct shm_group {
-	int			 rank, world, timeout_ms, fd, spin;
+	int			 rank, world, timeout_ms, fd;
+	int			 spin, spin_max;	/* pauses before sleeping */
+	size_t			 slot;		/* the header's, cached */
 	int			*global;	/* each member's rank in the job */
 	struct shm_head		*h;
 	size_t			 size;
@@ -92,7 +99,7 @@ static inline uint8_t *
 shm_slot(const struct shm_group *g, int q)
 {
 	return g->data + ((g->step & 1) * (size_t)(g->world + 1) + (size_t)q) *
-	    g->h->slot;
+	    g->slot;
 }
 
 /* Arrive at the next barrier and wait for every member, for at most the

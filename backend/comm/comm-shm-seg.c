@@ -7,7 +7,7 @@
  *
  * A member waiting at a barrier spins a little (when the members are
  * no more than the CPUs: a peer one step behind is usually microseconds
- * away), then sleeps on the doorbell futex and, every SHM_CHECK_S,
+ * away; less and less while spinning does not pay), then sleeps on the doorbell futex and, every SHM_CHECK_S,
  * looks at the late members' locks: a member whose lock is gone has
  * died, and the wait fails at once instead of at the timeout.
  */
@@ -25,6 +25,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -144,6 +145,19 @@ shm_late(const struct shm_group *g, uint64_t seq, int q)
 	return -1;
 }
 
+/* Spin longer after a wait that spinning ended, shorter after one that
+ * slept: on a host busier than its CPUs the peer is seldom microseconds
+ * away, and the spinning only takes a CPU from it. */
+static void
+shm_adapt(struct shm_group *g, int spun)
+{
+	if (spun)
+		g->spin = g->spin * 2 + 16 < g->spin_max ? g->spin * 2 + 16 :
+		    g->spin_max;
+	else
+		g->spin /= 2;
+}
+
 /* Wait until every member reached barrier seq (0: attached). */
 static int
 shm_wait(struct shm_group *g, uint64_t seq, const char *what, double deadline,
@@ -156,8 +170,10 @@ shm_wait(struct shm_group *g, uint64_t seq, const char *what, double deadline,
 	uint32_t	 bell;
 
 	for (long spins = 0;; spins++) {
-		if ((late = shm_late(g, seq, late)) < 0)
+		if ((late = shm_late(g, seq, late)) < 0) {
+			shm_adapt(g, spins < g->spin);
 			return 0;
+		}
 		if ((failed = atomic_load(&h->failed)) != 0) {
 			snprintf(why, sizeof why, "rank %d gave up: %s",
 			    g->global[failed - 1], h->why);
@@ -238,12 +254,36 @@ shm_data_offset(int world)
 	return (head + 4095) & ~(size_t)4095;
 }
 
+static size_t
+shm_size(int world, size_t slot)
+{
+	return shm_data_offset(world) + 2 * (size_t)(world + 1) * slot;
+}
+
+/* SHM_SLOT, halved until the segment takes at most half of the room
+ * left in /dev/shm; 0 when not even SHM_SLOT_MIN fits. */
+static size_t
+shm_fit_slot(int world)
+{
+	struct statvfs	sv;
+	size_t		slot = SHM_SLOT;
+	double		room;
+
+	if (statvfs(SHM_DIR, &sv) != 0)
+		return slot;
+	room = (double)sv.f_bavail * (double)sv.f_frsize / 2;
+	while (slot > SHM_SLOT_MIN && (double)shm_size(world, slot) > room)
+		slot /= 2;
+	return (double)shm_size(world, slot) <= room ? slot : 0;
+}
+
 /* Make the segment and publish its name under key. */
 static int
 shm_create(struct shm_group *g, const struct comm_store *cs, const char *key,
     char *err, size_t errlen)
 {
 	uint64_t	r[2];
+	int		rc;
 
 	for (int tries = 0; g->fd < 0 && tries < 8; tries++) {
 		if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) {
@@ -270,6 +310,13 @@ shm_create(struct shm_group *g, const struct comm_store *cs, const char *key,
 		    g->size, strerror(errno));
 		return -1;
 	}
+	/* Take the pages now: a full /dev/shm is an error here, not a
+	 * SIGBUS in the middle of a collective. */
+	if ((rc = posix_fallocate(g->fd, 0, (off_t)g->size)) != 0) {
+		errf(err, errlen, "shm: reserving %zu bytes for %s in %s: %s",
+		    g->size, g->name, SHM_DIR, strerror(rc));
+		return -1;
+	}
 	g->h = mmap(NULL, g->size, PROT_READ | PROT_WRITE, MAP_SHARED, g->fd, 0);
 	if (g->h == MAP_FAILED) {
 		g->h = NULL;
@@ -277,7 +324,7 @@ shm_create(struct shm_group *g, const struct comm_store *cs, const char *key,
 		return -1;
 	}
 	g->h->world = (uint32_t)g->world;
-	g->h->slot = SHM_SLOT;
+	g->h->slot = (uint32_t)g->slot;
 	g->h->size = g->size;
 	atomic_store(&g->h->magic, SHM_MAGIC);
 	if (cs->set(cs->ctx, key, g->name, strlen(g->name)) != 0) {
@@ -320,13 +367,16 @@ shm_open_named(struct shm_group *g, const struct comm_store *cs,
 		return -1;
 	}
 	if (fstat(g->fd, &st) != 0 || st.st_uid != geteuid() ||
-	    (st.st_mode & 07777) != 0600 || (size_t)st.st_size != g->size) {
+	    (st.st_mode & 07777) != 0600 ||
+	    (size_t)st.st_size < shm_size(g->world, SHM_SLOT_MIN)) {
 		errf(err, errlen, "shm: %s is not this group's (owner %ld, "
-		    "mode %03o, %lld bytes; want %ld, 600, %zu)", g->name,
-		    (long)st.st_uid, (unsigned)(st.st_mode & 07777),
-		    (long long)st.st_size, (long)geteuid(), g->size);
+		    "mode %03o, %lld bytes; want %ld, 600, at least %zu)",
+		    g->name, (long)st.st_uid, (unsigned)(st.st_mode & 07777),
+		    (long long)st.st_size, (long)geteuid(),
+		    shm_size(g->world, SHM_SLOT_MIN));
 		return -1;
 	}
+	g->size = (size_t)st.st_size;
 	g->h = mmap(NULL, g->size, PROT_READ | PROT_WRITE, MAP_SHARED, g->fd, 0);
 	if (g->h == MAP_FAILED) {
 		g->h = NULL;
@@ -334,9 +384,12 @@ shm_open_named(struct shm_group *g, const struct comm_store *cs,
 		return -1;
 	}
 	if (atomic_load(&g->h->magic) != SHM_MAGIC ||
-	    g->h->world != (uint32_t)g->world || g->h->slot != SHM_SLOT) {
-		errf(err, errlen, "shm: %s holds a group of %u, not %d",
-		    g->name, g->h->world, g->world);
+	    g->h->world != (uint32_t)g->world || g->h->slot < SHM_SLOT_MIN ||
+	    g->h->slot > SHM_SLOT || g->h->slot % SHM_LINE != 0 ||
+	    shm_size(g->world, g->h->slot) != g->size) {
+		errf(err, errlen, "shm: %s holds a group of %u with slots of "
+		    "%u bytes, not one of %d", g->name, g->h->world,
+		    g->h->slot, g->world);
 		return -1;
 	}
 	return 0;
@@ -375,12 +428,21 @@ shm_join(int rank, int world, const int *global, int timeout_ms,
 		    SHM_MAX_WORLD);
 		goto fail;
 	}
-	g->spin = world <= shm_cpus() ? SHM_SPIN : SHM_SPIN_CROWDED;
-	g->size = shm_data_offset(world) + 2 * (size_t)(world + 1) * SHM_SLOT;
-	rc = rank == 0 ? shm_create(g, cs, key, err, errlen) :
-	    shm_open_named(g, cs, key, err, errlen);
+	g->spin_max = world <= shm_cpus() ? SHM_SPIN : SHM_SPIN_CROWDED;
+	g->spin = g->spin_max;
+	if (rank == 0) {
+		if ((g->slot = shm_fit_slot(world)) == 0) {
+			errf(err, errlen, "shm: %s has not the room for %zu "
+			    "bytes", SHM_DIR, shm_size(world, SHM_SLOT_MIN));
+			goto fail;
+		}
+		g->size = shm_size(world, g->slot);
+		rc = shm_create(g, cs, key, err, errlen);
+	} else
+		rc = shm_open_named(g, cs, key, err, errlen);
 	if (rc != 0)
 		goto fail;
+	g->slot = g->h->slot;
 	g->data = (uint8_t *)g->h + shm_data_offset(world);
 	if (fcntl(g->fd, F_OFD_SETLK, &fl) != 0) {
 		errf(err, errlen, "shm: locking byte %d of %s: %s", rank,

@@ -3,7 +3,7 @@
  * its barrier are comm-shm-seg.c's) and the "shm" backend of comm.c's
  * table, one such group of every rank, all on one host.
  *
- * allreduce, in chunks of SHM_SLOT bytes: every member copies its chunk
+ * allreduce, in chunks of a slot (SHM_SLOT bytes, or less): every member copies its chunk
  * into its slot, meets the others, sums one slice of the chunk (1/world
  * of it) over all the slots in rank order into the extra slot, meets
  * them again, and copies the other slices of the sum back.  So every
@@ -80,7 +80,7 @@ int
 shm_allreduce(struct shm_group *g, float *buf, size_t n, char *err,
     size_t errlen)
 {
-	const size_t	 chunk = SHM_SLOT / sizeof(float);
+	const size_t	 chunk = g->slot / sizeof(float);
 	const float	*src[SHM_MAX_WORLD];
 	uint32_t	 tag = shm_tag(SHM_ALLREDUCE, n, 0);
 	char		 what[64];
@@ -135,10 +135,10 @@ shm_allgatherv(struct shm_group *g, const void *in, void *out,
 	if (g->failed[0] != '\0')
 		return shm_refuse(g, what, err, errlen);
 	tag = shm_tag(SHM_ALLGATHERV, total, (int)most);
-	for (size_t pos = 0; pos < most; pos += SHM_SLOT) {
+	for (size_t pos = 0; pos < most; pos += g->slot) {
 		size_t	m = lens[g->rank] > pos ? lens[g->rank] - pos : 0;
 
-		memcpy(shm_slot(g, g->rank), i8 + pos, m < SHM_SLOT ? m : SHM_SLOT);
+		memcpy(shm_slot(g, g->rank), i8 + pos, m < g->slot ? m : g->slot);
 		if (shm_meet(g, tag, what, err, errlen) != 0)
 			return -1;
 		for (int q = 0; q < g->world; q++) {
@@ -146,7 +146,7 @@ shm_allgatherv(struct shm_group *g, const void *in, void *out,
 			    shm_slot(g, q);
 
 			m = lens[q] > pos ? lens[q] - pos : 0;
-			m = m < SHM_SLOT ? m : SHM_SLOT;
+			m = m < g->slot ? m : g->slot;
 			if (m > 0 && o + off[q] + pos != from)
 				memmove(o + off[q] + pos, from, m);
 		}
@@ -159,7 +159,7 @@ int
 shm_broadcast(struct shm_group *g, void *buf, size_t len, int root, char *err,
     size_t errlen)
 {
-	const size_t	 cap = (size_t)(g->world + 1) * SHM_SLOT;
+	const size_t	 cap = (size_t)(g->world + 1) * g->slot;
 	uint8_t		*b = buf;
 	uint32_t	 tag = shm_tag(SHM_BROADCAST, len, root);
 	char		 what[80];
