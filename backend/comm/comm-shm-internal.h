@@ -1,7 +1,7 @@
 /*
  * comm-shm-internal.h: the shared-memory group of ranks on one host,
- * shared by comm-shm-seg.c (the segment: made, opened, attached, who
- * arrived, who died), comm-shm.c (the collectives and the "shm" backend)
+ * shared by comm-shm-seg.c (the segment: made, opened, attached),
+ * comm-shm-wait.c (the barrier: who arrived, who died), comm-shm.c (the collectives and the "shm" backend)
  * and comm-hier.c (the "auto" backend, which runs one such group per
  * host under a Gloo group of the hosts' leaders).
  *
@@ -91,6 +91,12 @@ struct shm_group *shm_join(int rank, int world, const int *global,
 	    int timeout_ms, const struct comm_store *, const char *key,
 	    char *err, size_t errlen);
 void	shm_leave(struct shm_group *);
+/* Wake the members sleeping on the doorbell. */
+void	shm_ring(struct shm_head *);
+/* Wait until every member reached barrier seq (0: attached), for at most
+ * until deadline (CLOCK_MONOTONIC seconds); 0 or -1 with err. */
+int	shm_wait(struct shm_group *, uint64_t seq, const char *what,
+	    double deadline, char *err, size_t errlen);
 /* Give up: every member's current or next wait fails with why. */
 void	shm_fail(struct shm_group *, const char *why);
 
