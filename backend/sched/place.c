@@ -59,6 +59,8 @@ place_job(const struct cluster_spec *c, const struct job_spec *job, int *used,
 		free(freeslots);
 		return -1;
 	}
+	if (errlen > 0)
+		err[0] = '\0';
 	rc = place_strategy_of(job->resources.placement)->place(c, job,
 	    freeslots, node_of, err, errlen);
 	if (rc == 0) {
