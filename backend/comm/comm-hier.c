@@ -267,6 +267,19 @@ hier_allreduce(void *p, float *buf, size_t n, char *err, size_t errlen)
 	return 0;
 }
 
+/* Within one host, the shared-memory group's own; across hosts, the
+ * hierarchical allreduce. */
+static int
+hier_reduce_scatter(void *p, float *buf, size_t n, const size_t *counts,
+    char *err, size_t errlen)
+{
+	struct hier	*h = p;
+
+	if (h->world > 1 && n > 0 && h->shm != NULL && h->nhosts == 1)
+		return shm_reduce_scatter(h->shm, buf, n, counts, err, errlen);
+	return hier_allreduce(p, buf, n, err, errlen);
+}
+
 /* The leaders' gather of every host's part, put in rank order. */
 static int
 hier_lead_gather(struct hier *h, const uint8_t *part, uint8_t *out,
@@ -397,5 +410,5 @@ hier_destroy(void *p)
 
 const struct comm_backend comm_backend_auto = {
 	"auto", "host", hier_init, hier_allreduce, hier_allgatherv,
-	hier_broadcast, hier_barrier, hier_destroy,
+	hier_broadcast, hier_barrier, hier_destroy, hier_reduce_scatter,
 };

@@ -122,6 +122,8 @@ int	shm_refuse(const struct shm_group *, const char *what, char *err,
 
 /* The collectives (comm-shm.c), on members' ranks within the group. */
 int	shm_allreduce(struct shm_group *, float *, size_t, char *, size_t);
+int	shm_reduce_scatter(struct shm_group *, float *, size_t,
+	    const size_t *, char *, size_t);
 int	shm_allgatherv(struct shm_group *, const void *, void *,
 	    const size_t *, char *, size_t);
 int	shm_broadcast(struct shm_group *, void *, size_t, int, char *, size_t);

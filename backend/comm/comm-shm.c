@@ -13,6 +13,12 @@
  * ((r0 + r1) + r2) + ..., the same on every member; for two ranks it is
  * bit for bit what any order gives.
  *
+ * reduce-scatter, a step at a time: every member copies into its slot a
+ * piece of each other member's part (1/world of a slot each), meets
+ * them, and sums its own part's piece over the slots in the same rank
+ * order, so its part has the bits an allreduce gives; the halves
+ * alternate, so one meeting a step is enough.
+ *
  * allgatherv copies each member's bytes through its slot, a slot's
  * worth a step; broadcast copies the root's through a whole half.
  */
@@ -30,7 +36,8 @@
 #define SHM_SPAN	16		/* fixed trip counts vectorise at -O2 */
 #define SHM_BLOCK	1024		/* floats summed in L1 at a time */
 
-enum { SHM_ALLREDUCE = 1, SHM_ALLGATHERV, SHM_BROADCAST, SHM_BARRIER };
+enum { SHM_ALLREDUCE = 1, SHM_ALLGATHERV, SHM_BROADCAST, SHM_BARRIER,
+	SHM_REDUCE_SCATTER };
 
 static void
 shm_add2(float *restrict d, const float *restrict a, const float *restrict b,
@@ -111,6 +118,49 @@ shm_allreduce(struct shm_group *g, float *buf, size_t n, char *err,
 			return -1;
 		memcpy(b, sum, lo * sizeof *b);
 		memcpy(b + hi, sum + hi, (len - hi) * sizeof *b);
+		g->step++;
+	}
+	return 0;
+}
+
+int
+shm_reduce_scatter(struct shm_group *g, float *buf, size_t n,
+    const size_t *counts, char *err, size_t errlen)
+{
+	const size_t	 per = (g->slot / sizeof(float) / (size_t)g->world) &
+	    ~(size_t)(SHM_SPAN - 1);
+	size_t		 off[SHM_MAX_WORLD], most = 0, at = 0;
+	const float	*src[SHM_MAX_WORLD];
+	uint32_t	 tag = shm_tag(SHM_REDUCE_SCATTER, n, 0);
+	char		 what[64];
+
+	snprintf(what, sizeof what, "reduce-scatter of %zu floats", n);
+	if (g->failed[0] != '\0')
+		return shm_refuse(g, what, err, errlen);
+	for (int q = 0; q < g->world; q++) {
+		off[q] = at;
+		at += counts[q];
+		most = counts[q] > most ? counts[q] : most;
+	}
+	for (size_t pos = 0; pos < most; pos += per) {
+		float	*mine = (float *)shm_slot(g, g->rank);
+		float	*own = buf + off[g->rank] + pos;
+		size_t	 m;
+
+		for (int q = 0; q < g->world; q++) {
+			m = counts[q] > pos ? counts[q] - pos : 0;
+			if (q != g->rank && m > 0)
+				memcpy(mine + (size_t)q * per, buf + off[q] + pos,
+				    (m < per ? m : per) * sizeof *buf);
+		}
+		if (shm_meet(g, tag, what, err, errlen) != 0)
+			return -1;
+		for (int q = 0; q < g->world; q++)
+			src[q] = q == g->rank ? own :
+			    (const float *)shm_slot(g, q) + (size_t)g->rank * per;
+		m = counts[g->rank] > pos ? counts[g->rank] - pos : 0;
+		if (m > 0)
+			shm_reduce(own, own, src, g->world, m < per ? m : per);
 		g->step++;
 	}
 	return 0;
@@ -225,6 +275,16 @@ shmb_allreduce(void *p, float *buf, size_t n, char *err, size_t errlen)
 }
 
 static int
+shmb_reduce_scatter(void *p, float *buf, size_t n, const size_t *counts,
+    char *err, size_t errlen)
+{
+	struct comm_shm	*c = p;
+
+	return c->g == NULL || n == 0 ? 0 : shm_reduce_scatter(c->g, buf, n,
+	    counts, err, errlen);
+}
+
+static int
 shmb_allgatherv(void *p, const void *in, void *out, const size_t *lens,
     char *err, size_t errlen)
 {
@@ -269,5 +329,5 @@ shmb_destroy(void *p)
 
 const struct comm_backend comm_backend_shm = {
 	"shm", "host", shmb_init, shmb_allreduce, shmb_allgatherv,
-	shmb_broadcast, shmb_barrier, shmb_destroy,
+	shmb_broadcast, shmb_barrier, shmb_destroy, shmb_reduce_scatter,
 };

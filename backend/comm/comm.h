@@ -61,6 +61,13 @@ struct comm *comm_init(const struct comm_config *, const struct comm_store *,
 /* Sum n floats across ranks, in place. */
 int	comm_allreduce_f32(struct comm *, float *buf, size_t n, char *err,
 	    size_t errlen);
+/* Sum n floats across ranks where rank r keeps counts[r] of them, its
+ * part: the parts lie in rank order and cover buf (the counts add up to
+ * n).  On return this rank's part of buf holds the sum, the same bits as
+ * an allreduce would leave there; the rest of buf is unspecified.  A
+ * backend without one of its own allreduces the whole buffer. */
+int	comm_reduce_scatter_f32(struct comm *, float *buf, size_t n,
+	    const size_t *counts, char *err, size_t errlen);
 /* Gather each rank's bytes: in has lens[rank] bytes; out receives every
  * rank's in rank order (sum of lens bytes). */
 int	comm_allgatherv(struct comm *, const void *in, void *out,

@@ -302,6 +302,64 @@ t_allreduce_4(void **state)
 	run_all_pass(4, 10000, rank_allreduce);
 }
 
+/* reduce-scatter over uneven parts (one of them empty at n = 1, several
+ * slots' worth at the largest): a rank's part has the bits an allreduce
+ * of the same floats gives. */
+static int
+rank_reduce_scatter(const struct run *run, int rank, char *msg, size_t len)
+{
+	static const size_t	 sizes[] = { 1, 1003, (3 << 20) + 5 };
+	size_t			 counts[MAX_RANKS], off = 0;
+	struct comm		*c;
+	float			*buf, *ref;
+	char			 err[1024];
+	int			 bad = 0, w = run->world;
+
+	if ((c = rank_join(run, rank, 0, msg, len)) == NULL)
+		return 1;
+	buf = malloc(sizeof *buf * sizes[2]);
+	ref = malloc(sizeof *ref * sizes[2]);
+	for (size_t s = 0; s < sizeof sizes / sizeof sizes[0] && !bad; s++) {
+		size_t	n = sizes[s];
+
+		for (size_t i = 0; i < n; i++)
+			ref[i] = buf[i] = (float)((i * 2654435761u +
+			    (size_t)rank * 97) % 1000) / 7.0f;
+		for (int r = 0; r < w; r++)
+			counts[r] = n / (size_t)w + ((size_t)r < n % (size_t)w);
+		off = 0;
+		for (int r = 0; r < rank; r++)
+			off += counts[r];
+		if (comm_reduce_scatter_f32(c, buf, n, counts, err,
+		    sizeof err) != 0 || comm_allreduce_f32(c, ref, n, err,
+		    sizeof err) != 0) {
+			say(msg, len, "rank %d: %s; ", rank, err);
+			bad = 1;
+		} else if (memcmp(buf + off, ref + off, counts[rank] *
+		    sizeof *buf) != 0) {
+			say(msg, len, "rank %d: %zu floats: its part differs "
+			    "from the allreduce; ", rank, n);
+			bad = 1;
+		}
+	}
+	free(buf);
+	free(ref);
+	comm_destroy(c);
+	return bad;
+}
+
+static void
+t_reduce_scatter_2(void **state)
+{
+	run_all_pass(2, 10000, rank_reduce_scatter);
+}
+
+static void
+t_reduce_scatter_4(void **state)
+{
+	run_all_pass(4, 10000, rank_reduce_scatter);
+}
+
 static uint8_t
 gather_byte(int rank, size_t i)
 {
@@ -850,6 +908,8 @@ main(void)
 		cmocka_unit_test(t_no_wildcard_bind),
 		cmocka_unit_test(t_allreduce_2),
 		cmocka_unit_test(t_allreduce_4),
+		cmocka_unit_test(t_reduce_scatter_2),
+		cmocka_unit_test(t_reduce_scatter_4),
 		cmocka_unit_test(t_allgatherv_2),
 		cmocka_unit_test(t_allgatherv_4),
 		cmocka_unit_test(t_broadcast_2),
