@@ -150,7 +150,9 @@ json_t		*gpu_samples_json(const struct gpu_sample *, int n);
 	X(TOKENS_PER_S, tokens_per_s, REAL, GAUGE, "tokens/s",		\
 	    "a token model's samples/s times its context")		\
 	X(GRAD_NORM, grad_norm, REAL, GAUGE, "",			\
-	    "the summed gradient's norm before clipping")
+	    "the summed gradient's norm before clipping")		\
+	X(OPTIMIZER_BYTES, optimizer_bytes, INT, GAUGE, "bytes",	\
+	    "this rank's optimizer state (its shard with train.zero)")
 
 #define RANK_METRIC_ENUM(id, ...)	RM_##id,
 enum rank_metric { RANK_METRICS(RANK_METRIC_ENUM) RM_COUNT };

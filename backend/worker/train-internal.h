@@ -45,7 +45,11 @@ struct trainer {
 	long		 dump_steps;
 	struct model	*model;
 	struct model_gpu *gpu;		/* device: cuda; else NULL */
-	struct optimizer *opt;
+	struct optimizer *opt;		/* zero: over this rank's shard */
+	int		 zero;		/* train.zero with ranks to shard over */
+	size_t		*part;		/* zero: each rank's shard, floats */
+	size_t		 lo;		/* zero: where this rank's starts */
+	struct optimizer *full;		/* zero, rank 0: what it resumed */
 	struct loader	*loader;
 	int		 micro, accum;
 	long		 steps_per_epoch, total_steps;
@@ -113,6 +117,25 @@ void	train_dump_params(struct trainer *);
 void	train_exchange_setup(struct trainer *);
 int	train_exchange(struct trainer *, uint64_t *sent, char *err,
 	    size_t errlen);
+
+/* ZeRO-1 (train-zero.c).  Setup makes t->opt: over the whole buffer,
+ * or with train.zero over this rank's shard, a world's 1/world of it.
+ * Exchange reduce-scatters the gradient and sums the floats after it;
+ * sumsq is the squared norm of the summed gradient, every rank's shard
+ * gathered; update steps the shard and allgathers the parameters.
+ * Gather fills a full optimizer's state on rank 0 from the shards (every
+ * rank takes part); scatter hands out rank 0's t->full. */
+void	train_zero_setup(struct trainer *);
+int	train_zero_exchange(struct trainer *, char *err, size_t errlen);
+int	train_zero_sumsq(struct trainer *, double *out, char *err,
+	    size_t errlen);
+int	train_zero_update(struct trainer *, float lr, char *err,
+	    size_t errlen);
+int	train_zero_gather(struct trainer *, struct optimizer *full, char *err,
+	    size_t errlen);
+int	train_zero_scatter(struct trainer *, char *err, size_t errlen);
+/* A full optimizer of the job's kind with this one's counters. */
+struct optimizer *train_zero_full(const struct trainer *);
 
 /* Settle t->micro for per_rank samples a step: the resumed size, or the
  * search of autotune.h, every rank agreeing on each trial. */

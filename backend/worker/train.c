@@ -81,13 +81,7 @@ train_setup(struct trainer *t, char *err, size_t errlen)
 		snprintf(err, errlen, "no model type %d", job->model.type);
 		return -1;
 	}
-	t->opt = optimizer_create(job, t->model->n_params);
-	for (int i = 0; i < t->model->n_tensors; i++) {
-		const struct tensor_info *ti = &t->model->tensors[i];
-
-		if (ti->no_decay)
-			optimizer_no_decay(t->opt, ti->offset, ti->numel);
-	}
+	train_zero_setup(t);
 	t->last_ckpt = -1;
 	train_exchange_setup(t);
 	if (train_resume(t, err, errlen) != 0)
@@ -112,21 +106,37 @@ sumsq(const float *v, size_t n)
 	return s;
 }
 
-/* Clip the summed gradient to a global norm of at most clip, as GPT-2's
- * training does: after the exchange, so every rank clips the same.
- * Returns the norm before clipping. */
-static double
-train_clip(float *g, size_t n, double clip)
+/* |g|^2 of the summed gradient; with ZeRO-1 each rank has its shard's. */
+static int
+train_sumsq(struct trainer *t, double *s, char *err, size_t errlen)
 {
-	double	 norm = sqrt(sumsq(g, n));
+	if (t->zero)
+		return train_zero_sumsq(t, s, err, errlen);
+	*s = sumsq(t->model->grads, t->model->n_params);
+	return 0;
+}
 
-	if (norm > clip) {
-		float k = (float)(clip / norm);
+/* Clip the summed gradient to a global norm of at most clip, as GPT-2's
+ * training does: after the exchange, so every rank clips the same (its
+ * shard, with ZeRO-1).  The norm before clipping into *norm. */
+static int
+train_clip(struct trainer *t, double clip, double *norm, char *err,
+    size_t errlen)
+{
+	float	*g = t->model->grads + t->lo;
+	size_t	 n = t->zero ? t->part[t->cfg->rank] : t->model->n_params;
+	double	 s;
+
+	if (train_sumsq(t, &s, err, errlen) != 0)
+		return -1;
+	*norm = sqrt(s);
+	if (*norm > clip) {
+		float k = (float)(clip / *norm);
 
 		for (size_t i = 0; i < n; i++)
 			g[i] *= k;
 	}
-	return norm;
+	return 0;
 }
 
 /* The faults a test asks for (--inject), after the step they follow;
@@ -240,16 +250,21 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 	r.lr_gain = 1;
 	r.noise_scale = -1;
 	if (adaptive) {
+		double	 s;
+
+		if (train_sumsq(t, &s, err, errlen) != 0)
+			return -1;
 		r.lr_gain = adascale_update(&t->ada, m->grads[n + 1 + CTL_COUNT] /
-		    t->cfg->world, sumsq(m->grads, n), t->micro * t->accum,
-		    t->cfg->world);
+		    t->cfg->world, s, t->micro * t->accum, t->cfg->world);
 		r.noise_scale = t->ada.noise_scale;
 		r.lr *= r.lr_gain;
 	}
 	train_dump_grads(t, r.loss, r.lr);
-	if (t->job->train.grad_clip > 0)
-		r.grad_norm = train_clip(m->grads, n, t->job->train.grad_clip);
-	optimizer_step(t->opt, m->params, m->grads, (float)r.lr);
+	if (t->job->train.grad_clip > 0 && train_clip(t,
+	    t->job->train.grad_clip, &r.grad_norm, err, errlen) != 0)
+		return -1;
+	if (train_zero_update(t, (float)r.lr, err, errlen) != 0)
+		return -1;
 	t->step++;
 	t->step_in_epoch++;
 	train_dump_params(t);
@@ -265,6 +280,7 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 		r.compute_ms = (t1 - t0) * 1e3 - r.data_wait_ms;
 		r.comm_ms = (t2 - t1) * 1e3;
 		r.bytes_sent = sent;
+		r.optimizer_bytes = optimizer_bytes(t->opt);
 		r.density = t->comp != NULL ? compressor_density(t->comp) : 1;
 		r.micro_batch = t->micro;
 		r.accum = t->accum;
@@ -397,6 +413,7 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	sum->data_wait_pct = train_s > 0 ? 100.0 * wait_s / train_s : 0;
 	sum->bytes_sent = t.bytes_sent;
 	sum->bytes_dense = t.bytes_dense;
+	sum->optimizer_bytes = optimizer_bytes(t.opt);
 	if (hooks->sum_u64 != NULL && cfg->world > 1) {
 		uint64_t counters[2] = { t.bytes_sent, t.bytes_dense };
 
@@ -415,6 +432,8 @@ out:
 	model_gpu_free(t.gpu);
 	model_free(t.model);
 	optimizer_free(t.opt);
+	optimizer_free(t.full);
+	free(t.part);
 	compressor_free(t.comp);
 	checkpoint_meta_free(&t.resumed);
 	free(t.cbuf);

@@ -386,6 +386,7 @@ worker_main(int argc, char **argv)
 			goto done_thread;
 		}
 		hooks.allreduce = worker_allreduce;
+		hooks.reduce_scatter = worker_reduce_scatter;
 		hooks.broadcast = worker_broadcast;
 		hooks.sum_u64 = worker_sum_u64;
 		hooks.allgatherv = worker_allgatherv;
