@@ -99,7 +99,11 @@ train_exchange(struct trainer *t, uint64_t *sent, char *err, size_t errlen)
 	size_t		 n = t->model->n_params;
 
 	*sent = 0;
-	if (t->comp != NULL) {
+	if (t->ovl != NULL) {	/* summed during the backward */
+		if (train_overlap_wait(t, err, errlen) != 0)
+			return -1;
+		*sent = (n + MODEL_GRAD_EXTRA) * sizeof(float);
+	} else if (t->comp != NULL) {
 		if (train_exchange_compressed(t, sent, err, errlen) != 0)
 			return -1;
 	} else if (t->zero) {

@@ -13,6 +13,7 @@
  * time, so a ZeRO-1 checkpoint is like any other and resumes on any
  * world size, sharded or not.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,8 +84,19 @@ train_zero_exchange(struct trainer *t, char *err, size_t errlen)
 	    err, errlen);
 }
 
-int
-train_zero_sumsq(struct trainer *t, double *out, char *err, size_t errlen)
+double
+train_sumsq(const float *v, size_t n)
+{
+	double	 s = 0;
+
+	for (size_t i = 0; i < n; i++)
+		s += (double)v[i] * v[i];
+	return s;
+}
+
+/* Every rank's |shard|^2, gathered and summed in rank order. */
+static int
+zero_sumsq(struct trainer *t, double *out, char *err, size_t errlen)
 {
 	const struct train_hooks *h = t->hooks;
 	const float	*g = t->model->grads + t->lo;
@@ -93,8 +105,7 @@ train_zero_sumsq(struct trainer *t, double *out, char *err, size_t errlen)
 	size_t		*lens = xcalloc((size_t)world, sizeof *lens);
 	int		 rc;
 
-	for (size_t i = 0; i < t->part[t->cfg->rank]; i++)
-		mine += (double)g[i] * g[i];
+	mine = train_sumsq(g, t->part[t->cfg->rank]);
 	for (int r = 0; r < world; r++)
 		lens[r] = sizeof mine;
 	rc = h->allgatherv(h->ctx, &mine, all, lens, err, errlen);
@@ -104,6 +115,37 @@ train_zero_sumsq(struct trainer *t, double *out, char *err, size_t errlen)
 	free(all);
 	free(lens);
 	return rc;
+}
+
+int
+train_grad_sumsq(struct trainer *t, double *s, char *err, size_t errlen)
+{
+	if (t->zero)
+		return zero_sumsq(t, s, err, errlen);
+	*s = train_sumsq(t->model->grads, t->model->n_params);
+	return 0;
+}
+
+/* As GPT-2's training does: after the exchange, so every rank clips the
+ * same (its shard, with ZeRO-1). */
+int
+train_grad_clip(struct trainer *t, double clip, double *norm, char *err,
+    size_t errlen)
+{
+	float	*g = t->model->grads + t->lo;
+	size_t	 n = t->zero ? t->part[t->cfg->rank] : t->model->n_params;
+	double	 s;
+
+	if (train_grad_sumsq(t, &s, err, errlen) != 0)
+		return -1;
+	*norm = sqrt(s);
+	if (*norm > clip) {
+		float k = (float)(clip / *norm);
+
+		for (size_t i = 0; i < n; i++)
+			g[i] *= k;
+	}
+	return 0;
 }
 
 int
