@@ -1,10 +1,13 @@
 /*
- * bench-comm.c: `hunter bench comm`.  Two ranks, forked here, form a Gloo
- * group over loopback through a file store in a temporary directory and
- * time dense allreduces of 1M, 4M and 16M floats.  Each size is printed
- * as algorithm bandwidth (bytes of the vector / time per allreduce) next
- * to memcpy of the same size, timed by rank 0 in the same run, and their
- * ratio, so the numbers can be read on any machine.  GB is 10^9 bytes.
+ * bench-comm.c: `hunter bench comm`.  2 and then 4 ranks, forked here,
+ * form a group through a file store in a temporary directory, once over
+ * Gloo (TCP on loopback) and once over shared memory (shm), and time
+ * dense allreduces of 1M, 4M and 16M floats.  Each size is printed as
+ * algorithm bandwidth (bytes of the vector / time per allreduce) for
+ * both, their ratio, and the memory-bound limit measured in the same
+ * run: an allreduce can do no better than each rank reading two buffers
+ * and writing one, 1.5 times a memcpy of the vector (timed here alone).
+ * So the numbers can be read on any machine.  GB is 10^9 bytes.
  */
 #include "config.h"
 
@@ -14,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -25,7 +29,7 @@
 #include "backend/comm/comm.h"
 #include "bench/bench.h"
 
-#define BENCH_RANKS		2
+#define BENCH_MAX_RANKS		4
 #define BENCH_TIMEOUT_MS	30000
 #define BENCH_DEADLINE_MS	120000	/* then both ranks are killed */
 #define BENCH_WARMUP		2
@@ -33,6 +37,8 @@
 
 static const size_t	comm_bench_sizes[] = { 1 << 20, 4 << 20, 16 << 20 };
 #define BENCH_NSIZES	(sizeof comm_bench_sizes / sizeof comm_bench_sizes[0])
+static const char *const comm_bench_backends[] = { "gloo", "shm" };
+static const int	comm_bench_worlds[] = { 2, 4 };
 
 /* Enough calls to move about BENCH_BYTES_PER_SIZE, but 5 to 64 of them. */
 static int
@@ -65,20 +71,22 @@ comm_bench_memcpy(size_t bytes, int iters)
 	return t / iters;
 }
 
-/* One rank's whole run; rank 0 prints.  Returns the exit status. */
+/* One rank's whole run: the seconds per allreduce of each size into
+ * secs (rank 0's, in the parent's memory: shared).  The exit status. */
 static int
-comm_bench_rank(const char *dir, int rank)
+comm_bench_rank(const char *dir, const char *backend, int rank, int world,
+    double *secs)
 {
 	struct comm_config	 cf = {
-		.backend = "gloo", .rank = rank, .world = BENCH_RANKS,
+		.backend = backend, .rank = rank, .world = world,
 		.bind_addr = "127.0.0.1", .timeout_ms = BENCH_TIMEOUT_MS,
 	};
 	struct comm_store	 cs = comm_dir_store(dir);
 	struct comm		*c;
 	char			 err[1024];
 	float			*buf;
-	size_t			 n, bytes;
-	double			 t, ar, mc;
+	size_t			 n;
+	double			 t;
 	int			 iters;
 
 	if ((c = comm_init(&cf, &cs, err, sizeof err)) == NULL) {
@@ -88,8 +96,7 @@ comm_bench_rank(const char *dir, int rank)
 	buf = xcalloc(comm_bench_sizes[BENCH_NSIZES - 1], sizeof *buf);
 	for (size_t s = 0; s < BENCH_NSIZES; s++) {
 		n = comm_bench_sizes[s];
-		bytes = n * sizeof *buf;
-		iters = comm_bench_iters(bytes);
+		iters = comm_bench_iters(n * sizeof *buf);
 		for (int i = 0; i < BENCH_WARMUP; i++) {
 			if (comm_allreduce_f32(c, buf, n, err, sizeof err) != 0)
 				goto fail;
@@ -101,14 +108,8 @@ comm_bench_rank(const char *dir, int rank)
 			if (comm_allreduce_f32(c, buf, n, err, sizeof err) != 0)
 				goto fail;
 		}
-		ar = (clock_mono() - t) / iters;
-		if (rank == 0) {
-			mc = comm_bench_memcpy(bytes, iters);
-			printf("%9zuM %8.1f MiB %6d %15.2f %12.2f %7.3f\n",
-			    n >> 20, bytes / 1048576.0, iters, bytes / ar / 1e9,
-			    bytes / mc / 1e9, mc / ar);
-			fflush(stdout);
-		}
+		if (rank == 0)
+			secs[s] = (clock_mono() - t) / iters;
 		if (comm_barrier(c, err, sizeof err) != 0)
 			goto fail;
 	}
@@ -117,7 +118,8 @@ comm_bench_rank(const char *dir, int rank)
 	return 0;
 
 fail:
-	fprintf(stderr, "comm bench: rank %d: %s\n", rank, err);
+	fprintf(stderr, "comm bench: %s rank %d of %d: %s\n", backend, rank,
+	    world, err);
 	free(buf);
 	comm_destroy(c);
 	return 1;
@@ -144,16 +146,17 @@ comm_bench_rmdir(const char *dir)
 }
 
 /*
- * Fork the ranks and wait for both, killing them at the deadline.  It
- * forks, so call it before the process starts threads.
+ * Fork world ranks of backend and wait for them, killing them at the
+ * deadline; rank 0's times land in secs.  It forks, so call it before the
+ * process starts threads.
  */
 static int
-comm_bench(void)
+comm_bench_group(const char *backend, int world, double *secs)
 {
 	const char	*tmpdir = getenv("TMPDIR");
 	char		 dir[PATH_MAX];
-	pid_t		 pid[BENCH_RANKS];
-	int		 status, left = BENCH_RANKS, failed = 0;
+	pid_t		 pid[BENCH_MAX_RANKS];
+	int		 status, left = world, failed = 0;
 	double		 deadline;
 
 	snprintf(dir, sizeof dir, "%s/hunter-bench-comm.XXXXXX",
@@ -162,14 +165,9 @@ comm_bench(void)
 		fprintf(stderr, "comm bench: %s: %s\n", dir, strerror(errno));
 		return 1;
 	}
-	printf("comm: gloo allreduce (sum of floats), %d ranks over "
-	    "127.0.0.1, %d warm-up calls\n", BENCH_RANKS, BENCH_WARMUP);
-	printf("%10s %12s %6s %15s %12s %7s\n", "floats", "bytes", "iters",
-	    "allreduce GB/s", "memcpy GB/s", "ratio");
 	fflush(stdout);
 	fflush(stderr);
-
-	for (int r = 0; r < BENCH_RANKS; r++) {
+	for (int r = 0; r < world; r++) {
 		if ((pid[r] = fork()) == -1) {
 			fprintf(stderr, "comm bench: fork: %s\n",
 			    strerror(errno));
@@ -182,13 +180,13 @@ comm_bench(void)
 		}
 		if (pid[r] == 0) {
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			_exit(comm_bench_rank(dir, r));
+			_exit(comm_bench_rank(dir, backend, r, world, secs));
 		}
 	}
 
 	deadline = clock_mono() + BENCH_DEADLINE_MS / 1e3;
 	while (left > 0) {
-		for (int r = 0; r < BENCH_RANKS; r++) {
+		for (int r = 0; r < world; r++) {
 			if (pid[r] <= 0 || waitpid(pid[r], &status, WNOHANG)
 			    != pid[r])
 				continue;
@@ -200,7 +198,7 @@ comm_bench(void)
 		if (left > 0 && clock_mono() > deadline) {
 			fprintf(stderr, "comm bench: ranks still running after "
 			    "%d s, killed\n", BENCH_DEADLINE_MS / 1000);
-			for (int r = 0; r < BENCH_RANKS; r++) {
+			for (int r = 0; r < world; r++) {
 				if (pid[r] > 0) {
 					kill(pid[r], SIGKILL);
 					waitpid(pid[r], NULL, 0);
@@ -215,8 +213,55 @@ comm_bench(void)
 	return failed;
 }
 
+#define BENCH_NB	(sizeof comm_bench_backends / sizeof *comm_bench_backends)
+
+static int
+comm_bench(void)
+{
+	double	*secs, mc, bound, gloo, shm;
+	size_t	 bytes;
+
+	/* Shared, so that the forked ranks 0 can write their times. */
+	secs = mmap(NULL, BENCH_NB * BENCH_NSIZES * sizeof *secs,
+	    PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (secs == MAP_FAILED) {
+		fprintf(stderr, "comm bench: mmap: %s\n", strerror(errno));
+		return 1;
+	}
+	printf("comm: allreduce (sum of floats), gloo over 127.0.0.1 against "
+	    "shm, %d warm-up calls; bound: 1.5x a memcpy\n", BENCH_WARMUP);
+	printf("%5s %7s %9s %9s %9s %9s %7s %9s\n", "ranks", "floats",
+	    "MiB", "gloo GB/s", "shm GB/s", "shm/gloo", "bound", "shm/bound");
+	for (size_t w = 0; w < sizeof comm_bench_worlds /
+	    sizeof *comm_bench_worlds; w++) {
+		int	world = comm_bench_worlds[w];
+
+		for (size_t b = 0; b < BENCH_NB; b++) {
+			if (comm_bench_group(comm_bench_backends[b], world,
+			    secs + b * BENCH_NSIZES) != 0) {
+				munmap(secs, BENCH_NB * BENCH_NSIZES *
+				    sizeof *secs);
+				return 1;
+			}
+		}
+		for (size_t s = 0; s < BENCH_NSIZES; s++) {
+			bytes = comm_bench_sizes[s] * sizeof(float);
+			mc = comm_bench_memcpy(bytes, comm_bench_iters(bytes));
+			bound = bytes / (1.5 * mc) / 1e9;
+			gloo = bytes / secs[s] / 1e9;
+			shm = bytes / secs[BENCH_NSIZES + s] / 1e9;
+			printf("%5d %6zuM %9.1f %9.2f %9.2f %8.1fx %7.2f %8.0f%%\n",
+			    world, comm_bench_sizes[s] >> 20, bytes / 1048576.0,
+			    gloo, shm, shm / gloo, bound, 100 * shm / bound);
+		}
+		fflush(stdout);
+	}
+	munmap(secs, BENCH_NB * BENCH_NSIZES * sizeof *secs);
+	return 0;
+}
+
 const struct bench_entry bench_comm_entry = {
 	.name = "comm",
-	.summary = "dense allreduce between 2 ranks over Gloo (1M, 4M, 16M floats), against memcpy",
+	.summary = "dense allreduce on 2 and 4 ranks, Gloo against shared memory (1M, 4M, 16M floats), against memcpy",
 	.run = comm_bench,
 };

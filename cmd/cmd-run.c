@@ -196,6 +196,10 @@ run_summary(const struct run_ctx *ctx, const struct job_state *j)
 		    num(s, "data_wait_pct"), num(s, "wall_s"),
 		    (int)json_integer_value(json_object_get(s, "micro_batch")),
 		    (int)json_integer_value(json_object_get(s, "accum")), j->world);
+		if (json_object_get(s, "optimizer_bytes") != NULL)
+			printf("optimizer: %.0f bytes a rank%s\n",
+			    num(s, "optimizer_bytes"), j->spec.train.zero &&
+			    j->world > 1 ? " (ZeRO-1: rank 0's shard)" : "");
 		if (*str(s, "checkpoint") != '\0')
 			printf("checkpoint: %s\n", str(s, "checkpoint"));
 	}

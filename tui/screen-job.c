@@ -201,9 +201,15 @@ job_info_box(struct console *c, struct job_state *j, WINDOW *w, int wd)
 {
 	struct job_info	 ji;
 	char		 step[24], loss[24], acc[24], sps[24], bps[24], ratio[24];
-	char		 dens[24];
+	char		 dens[24], opt[24];
 	char		 title[160];
 	int		 x = 2, nck;
+	long		 ob = 0;
+
+	/* Optimizer state a rank: the largest shard with train.zero. */
+	for (int r = 0; r < j->world; r++)
+		ob = j->ranks[r].optimizer_bytes > ob ?
+		    j->ranks[r].optimizer_bytes : ob;
 
 	nck = job_checkpoints(c, w, 0, 0, wd, j->name, true);
 	job_info(c, j, &ji);
@@ -238,11 +244,13 @@ job_info_box(struct console *c, struct job_state *j, WINDOW *w, int wd)
 	draw_textf(w, 2, x, wd - 2 - x, EL_TEXT, "   ranks %d/%d running, "
 	    "generation %d", ji.running, j->world, j->generation);
 	draw_textf(w, 3, 2, wd - 4, EL_TEXT, "compression: %s  density %s  "
-	    "ratio %s  bytes/step %s  checkpoints: %d",
+	    "ratio %s  bytes/step %s  checkpoints: %d  optimizer %s/rank%s",
 	    spec_compress_name(j->spec.compression.method),
 	    fmt_num(dens, sizeof dens, ji.has_density, "%.4g", ji.density),
 	    fmt_num(ratio, sizeof ratio, ji.has_ratio, "%.1fx", ji.ratio),
-	    fmt_bytes(bps, sizeof bps, ji.has_bytes, ji.bytes_step), nck);
+	    fmt_bytes(bps, sizeof bps, ji.has_bytes, ji.bytes_step), nck,
+	    fmt_bytes(opt, sizeof opt, ob > 0, (double)ob),
+	    j->spec.train.zero ? " (ZeRO-1)" : "");
 }
 
 static void

@@ -4,7 +4,8 @@
  * 3 and stdout/stderr on a pipe that ranklog.c copies to
  * DIR/JOB.rankR.log and to the backend; its first frame is the launch
  * command itself.  Exits are reaped and reported with their status or
- * signal, after the worker's last frames and lines.
+ * signal, after the worker's last frames and lines; a shared-memory
+ * segment a killed worker left is removed then.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "lib/net.h"
+#include "backend/comm/comm.h"
 #include "backend/agent/agent.h"
 
 static struct agent_worker *
@@ -172,6 +174,19 @@ agent_worker_input(struct agent *a, struct agent_worker *w)
 		agent_worker_close(w);
 }
 
+/* A rank killed while it made the shared-memory segment of its host's
+ * ranks leaves the segment's name behind (comm.h). */
+static void
+agent_remove_segments(struct agent *a, struct agent_worker *w)
+{
+	int	n = comm_shm_remove_left((long)w->pid);
+
+	if (n > 0)
+		agent_log(a, "removed %d shared-memory segment%s left by %s "
+		    "rank %d (pid %ld)", n, n == 1 ? "" : "s", w->job, w->rank,
+		    (long)w->pid);
+}
+
 static void
 agent_report_exit(struct agent *a, struct agent_worker *w, int status)
 {
@@ -216,6 +231,7 @@ agent_reap(struct agent *a)
 			agent_worker_close(w);
 			w->exited = true;
 			agent_report_exit(a, w, status);
+			agent_remove_segments(a, w);
 		}
 	}
 }

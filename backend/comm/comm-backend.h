@@ -31,9 +31,14 @@ struct comm_backend {
 		    char *err, size_t errlen);
 	int	 (*barrier)(void *, char *err, size_t errlen);
 	void	 (*destroy)(void *);
+	/* May be NULL: comm.c then allreduces the whole buffer. */
+	int	 (*reduce_scatter_f32)(void *, float *buf, size_t n,
+		    const size_t *counts, char *err, size_t errlen);
 };
 
 extern const struct comm_backend comm_backend_gloo;
+extern const struct comm_backend comm_backend_shm;
+extern const struct comm_backend comm_backend_auto;
 #ifdef HAVE_CUDA
 extern const struct comm_backend comm_backend_nccl;
 #endif

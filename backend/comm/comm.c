@@ -17,6 +17,8 @@
 
 static const struct comm_backend *const comm_backends[] = {
 	&comm_backend_gloo,
+	&comm_backend_shm,
+	&comm_backend_auto,
 #ifdef HAVE_CUDA
 	&comm_backend_nccl,
 #endif
@@ -88,6 +90,24 @@ comm_allreduce_f32(struct comm *c, float *buf, size_t n, char *err,
     size_t errlen)
 {
 	return c->be->allreduce_f32(c->impl, buf, n, err, errlen);
+}
+
+int
+comm_reduce_scatter_f32(struct comm *c, float *buf, size_t n,
+    const size_t *counts, char *err, size_t errlen)
+{
+	size_t	 total = 0;
+
+	for (int r = 0; r < c->world; r++)
+		total += counts[r];
+	if (total != n) {
+		errf(err, errlen, "reduce-scatter of %zu floats: the ranks' "
+		    "parts add up to %zu", n, total);
+		return -1;
+	}
+	if (c->be->reduce_scatter_f32 == NULL)
+		return c->be->allreduce_f32(c->impl, buf, n, err, errlen);
+	return c->be->reduce_scatter_f32(c->impl, buf, n, counts, err, errlen);
 }
 
 int

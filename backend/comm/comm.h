@@ -1,6 +1,8 @@
 /*
- * comm.h: collectives behind one C API, over Gloo (CPU; a thin C++ shim)
- * and, where built, NCCL (GPU).  Every call has a timeout and returns an
+ * comm.h: collectives behind one C API, over Gloo (CPU; a thin C++ shim),
+ * shared memory between ranks of one host (shm), both (auto: shm within
+ * each host, Gloo between one leader per host) and, where built, NCCL
+ * (GPU).  Every call has a timeout and returns an
  * error as a value: a dead or silent peer gives -1 with a message within
  * the timeout, never a hang and never an exception across the C boundary.
  *
@@ -41,7 +43,7 @@ struct comm_store {
 struct comm_store comm_dir_store(const char *dir);
 
 struct comm_config {
-	const char	*backend;	/* "gloo", or "nccl" where built */
+	const char	*backend;	/* "auto", "shm", "gloo", or "nccl" */
 	int		 rank, world;
 	int		 generation;
 	const char	*bind_addr;	/* this node's address, e.g. 127.0.0.1 */
@@ -59,6 +61,13 @@ struct comm *comm_init(const struct comm_config *, const struct comm_store *,
 /* Sum n floats across ranks, in place. */
 int	comm_allreduce_f32(struct comm *, float *buf, size_t n, char *err,
 	    size_t errlen);
+/* Sum n floats across ranks where rank r keeps counts[r] of them, its
+ * part: the parts lie in rank order and cover buf (the counts add up to
+ * n).  On return this rank's part of buf holds the sum, the same bits as
+ * an allreduce would leave there; the rest of buf is unspecified.  A
+ * backend without one of its own allreduces the whole buffer. */
+int	comm_reduce_scatter_f32(struct comm *, float *buf, size_t n,
+	    const size_t *counts, char *err, size_t errlen);
 /* Gather each rank's bytes: in has lens[rank] bytes; out receives every
  * rank's in rank order (sum of lens bytes). */
 int	comm_allgatherv(struct comm *, const void *in, void *out,
@@ -71,10 +80,15 @@ void	comm_destroy(struct comm *);
 
 int	comm_rank(const struct comm *);
 int	comm_world(const struct comm *);
-/* "gloo" or "nccl". */
+/* The backend's name, as in the config. */
 const char *comm_backend_name(const struct comm *);
 /* Where the group's buffers live: "host" or "device". */
 const char *comm_memory(const struct comm *);
+
+/* Remove the shared-memory segments that process pid made and did not
+ * remove (it was killed before every rank had opened one): for the agent
+ * that reaps it.  How many it removed. */
+int	comm_shm_remove_left(long pid);
 
 #ifdef __cplusplus
 }

@@ -213,6 +213,7 @@ sim_ranks(struct sim *s)
 
 		rr = (struct rank_report){ .step = s->step,
 		    .epoch = s->ticks / SIM_EPOCH_TICKS, .bytes_sent = 21600, .bytes_dense = 1077296, .density = 0.01,
+		    .optimizer_bytes = 1077296,
 		    .micro_batch = 32, .accum = 1, .rss = 240L << 20,
 		    .heartbeat = (double)time(NULL), .pid = j->ranks[r].pid,
 		    .bytes_sent_total = s->step * 21600L,

@@ -184,7 +184,10 @@ int		 gpu_samples_read(const json_t *gpus, struct gpu_sample *,
 	    "the same exchanges uncompressed", "dense_bytes_total", 1)	\
 	X(COMPRESSION, compression_ratio, REAL, GAUGE, "",		\
 	    "bytes dense over bytes sent since its launch",		\
-	    "compression_ratio", 1)
+	    "compression_ratio", 1)					\
+	X(OPTIMIZER_BYTES, optimizer_bytes, INT, GAUGE, "bytes",	\
+	    "this rank's optimizer state (its shard with train.zero)",	\
+	    "optimizer_bytes", 1)
 
 #define RANK_METRIC_ENUM(id, ...)	RM_##id,
 enum rank_metric { RANK_METRICS(RANK_METRIC_ENUM) RM_COUNT };

@@ -114,6 +114,11 @@ static const struct spec_field job_train[] = {
 	  .range = SR_NONNEG },
 	{ .key = "grad_clip", .type = SF_REAL, .off = J(train.grad_clip),
 	  .range = SR_NONNEG },
+	{ .key = "zero", .type = SF_INT, .off = J(train.zero),
+	  .range = SR_NONNEG },
+	{ .key = "overlap", .type = SF_BOOL, .off = J(train.overlap) },
+	{ .key = "bucket_size", .type = SF_SIZE, .off = J(train.bucket_size),
+	  .range = SR_POS },
 	{ .key = "optimizer", .type = SF_MAP, .sub = job_optimizer },
 	{ .key = "lr", .type = SF_MAP, .sub = job_lr },
 	{ .key = "batch", .type = SF_MAP, .sub = job_batch },
@@ -131,6 +136,10 @@ static const struct spec_field job_compression[] = {
 	  .off = J(compression.momentum_correction) },
 	{ .key = "warmup_epochs", .type = SF_INT,
 	  .off = J(compression.warmup_epochs), .range = SR_NONNEG },
+	{ .key = "warmup_steps", .type = SF_INT,
+	  .off = J(compression.warmup_steps), .range = SR_NONNEG },
+	{ .key = "warmup_density", .type = SF_REAL,
+	  .off = J(compression.warmup_density), .range = SR_UNIT_OC },
 	{ NULL }
 };
 
@@ -217,11 +226,13 @@ spec_job_defaults(struct job_spec *j)
 	j->train.batch.global = 256;
 	j->train.batch.micro = 0;
 	j->train.batch.steps_per_trial = 3;
+	j->train.bucket_size = 1 << 20;
 	j->compression.method = COMPRESS_TOPK;
 	j->compression.density = 0.001;
 	j->compression.error_feedback = true;
 	j->compression.momentum_correction = true;
 	j->compression.warmup_epochs = 1;
+	j->compression.warmup_density = 0.25;
 	j->checkpoint.every_steps = 200;
 	j->checkpoint.keep = 3;
 	j->policy.low_util = 0.5;
@@ -254,6 +265,41 @@ job_check_strict(struct spec_walk *w, const struct ydoc_node *root,
 		    spec_placement_name(j->resources.placement));
 }
 
+/* train.zero and train.overlap against the rest of the job. */
+static void
+job_check_perf(struct spec_walk *w, const struct ydoc_node *root,
+    const struct job_spec *j)
+{
+	const struct ydoc_node	*train = ydoc_get(root, "train", NULL);
+	const struct ydoc_node	*key = NULL;
+	enum spec_compress	 m = j->compression.method;
+
+	ydoc_get(train, "zero", &key);
+	if (j->train.zero > 1)
+		spec_walk_error(w, key, "train.zero: 0 (off) or 1 (the "
+		    "optimizer state sharded over the ranks), got %d",
+		    j->train.zero);
+	else if (j->train.zero == 1 && m != COMPRESS_NONE)
+		spec_walk_error(w, key, "train.zero: 1 needs compression: "
+		    "{method: none}, and this job has %s%s", spec_compress_name(m),
+		    m == COMPRESS_FP16 ? ": ZeRO-1 reduce-scatters the fp32 "
+		    "gradient, where fp16 gathers every rank's whole" :
+		    ": ZeRO-1 allgathers the dense parameters every step, "
+		    "which costs more on the wire than the sparse exchange "
+		    "saves, and the residuals it keeps are each rank's, "
+		    "whole, so nothing of them can be sharded");
+	ydoc_get(train, "overlap", &key);
+	if (!j->train.overlap)
+		return;
+	if (j->train.lr.schedule == SCHEDULE_ADAPTIVE)
+		spec_walk_error(w, key, "train.overlap: lr.schedule adaptive "
+		    "needs each rank's whole gradient before the sum, and "
+		    "overlap sums it bucket by bucket during the backward");
+	else if (j->resources.device == DEVICE_CUDA)
+		spec_walk_error(w, key, "train.overlap: a cuda rank's gradient "
+		    "comes off the device whole, after its backward");
+}
+
 /*
  * The checks that span keys.  They run only on a file that is otherwise
  * clean: after an error a default stands in for the bad value, and a
@@ -270,6 +316,7 @@ job_check(struct spec_walk *w, const struct ydoc_node *root,
 
 	spec_model_check(w, root, j);
 	job_check_strict(w, root, j);
+	job_check_perf(w, root, j);
 	if (micro == 0)
 		return;
 	ydoc_get(ydoc_get(ydoc_get(root, "train", NULL), "batch", NULL),

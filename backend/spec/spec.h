@@ -76,6 +76,9 @@ struct job_spec {
 		uint64_t	seed;		/* 42 */
 		int		eval_every;	/* steps; 0 = at epochs' ends */
 		double		grad_clip;	/* global norm; 0 = none (gpt: 1) */
+		int		zero;		/* 0; 1: optimizer state sharded */
+		bool		overlap;	/* false: exchange after backward */
+		uint64_t	bucket_size;	/* overlap's buckets: 1 MiB */
 		struct {
 			enum spec_optim type;	/* sgd */
 			double	momentum;	/* 0.9; [0, 1) */
@@ -101,6 +104,8 @@ struct job_spec {
 		bool	error_feedback;		/* true */
 		bool	momentum_correction;	/* true */
 		int	warmup_epochs;		/* 1; >= 0 */
+		int	warmup_steps;		/* 0; >= 0; the sooner ends it */
+		double	warmup_density;		/* 0.25; (0, 1]: where it starts */
 	} compression;
 
 	struct {

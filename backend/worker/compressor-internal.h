@@ -20,6 +20,7 @@
 
 #define COMP_SPAN	16		/* fixed trip counts vectorise at -O2 */
 #define COMP_HEADER	2		/* method byte and scale exponent */
+#define COMP_DENSE	0x80		/* in the method byte: all n in fp16 */
 
 /* A method; the public part comes first. */
 struct comp_method {
@@ -40,6 +41,10 @@ struct compressor {
 	size_t			 n;
 	double			 target;	/* the density after warm-up */
 	double			 warmup;	/* epochs */
+	double			 warmup_steps;	/* or steps: the sooner */
+	double			 warm_start;	/* the density it starts at */
+	int			 warm_fp16;	/* all of v in fp16 may pay */
+	uint64_t		 steps;		/* encodes so far */
 	double			 density;	/* of the last encode */
 	double			 epoch;		/* of the current encode */
 	double			 clip_mean;	/* 0 until the first norm */

@@ -13,6 +13,9 @@
  * Values go out as fp16(x * 2^e), e chosen so the largest |x| sent lands
  * just under 2^15: gradients are small and would otherwise fall into
  * fp16's subnormals or to zero.  A power of two scales exactly.
+ * A sparse method's warm-up step whose k values would cost more than all
+ * n in fp16 goes out as fp16 instead, its method byte or'd with
+ * COMP_DENSE.
  * Momentum correction needs error feedback and SGD with momentum > 0; the
  * optimizer then runs plain SGD on the decoded sum.
  */
@@ -93,6 +96,11 @@ compressor_create(const struct job_spec *job, size_t n, uint64_t seed)
 	sparse = c->ops->type.sparse;
 	c->target = sparse ? job->compression.density : 1.0;
 	c->warmup = job->compression.warmup_epochs;
+	c->warmup_steps = job->compression.warmup_steps;
+	c->warm_start = job->compression.warmup_density;
+	/* Asked for always; the sparse setup keeps it only where a step
+	 * could send all of v in fp16 for fewer bytes. */
+	c->warm_fp16 = 1;
 	c->density = c->target;
 	c->ef = sparse && job->compression.error_feedback;
 	c->mc = c->ef && job->compression.momentum_correction &&
@@ -133,13 +141,17 @@ size_t
 compressor_encode(struct compressor *c, const float *grad, double epoch,
     uint8_t *out, size_t cap)
 {
+	size_t	len;
+
 	if (cap < c->ops->bound(c)) {
 		fprintf(stderr, "compressor: %zu bytes of output, %zu needed\n",
 		    cap, c->ops->bound(c));
 		abort();
 	}
 	c->epoch = epoch;
-	return c->ops->encode(c, grad, out);
+	len = c->ops->encode(c, grad, out);
+	c->steps++;
+	return len;
 }
 
 int
@@ -179,10 +191,24 @@ compressor_velocity(const struct compressor *c)
 	return c->u;
 }
 
+/* The step clock of the warm-up rides in the state only when the warm-up
+ * follows it, so other jobs' checkpoints keep their old layout. */
+static int
+comp_clocked(const struct compressor *c)
+{
+	return c->warmup_steps > 0;
+}
+
+static uint32_t
+comp_flags(const struct compressor *c)
+{
+	return (uint32_t)(c->ef | c->mc << 1 | comp_clocked(c) << 2);
+}
+
 size_t
 compressor_state_bytes(const struct compressor *c)
 {
-	return sizeof(struct comp_state) +
+	return sizeof(struct comp_state) + (comp_clocked(c) ? 8 : 0) +
 	    (size_t)(c->ef + c->mc) * c->n * sizeof(float);
 }
 
@@ -190,13 +216,17 @@ void
 compressor_state_save(const struct compressor *c, uint8_t *out)
 {
 	struct comp_state	st = {
-		.magic = COMP_MAGIC, .flags = (uint32_t)(c->ef | c->mc << 1),
+		.magic = COMP_MAGIC, .flags = comp_flags(c),
 		.n = c->n, .clip_mean = c->clip_mean,
 	};
 
 	memcpy(st.rng, c->rng.s, sizeof st.rng);
 	memcpy(out, &st, sizeof st);
 	out += sizeof st;
+	if (comp_clocked(c)) {
+		memcpy(out, &c->steps, 8);
+		out += 8;
+	}
 	if (c->ef)
 		memcpy(out, c->v, c->n * sizeof(float));
 	if (c->mc)
@@ -212,12 +242,15 @@ compressor_state_load(struct compressor *c, const uint8_t *in, size_t len)
 	if (len != compressor_state_bytes(c))
 		return -1;
 	memcpy(&st, in, sizeof st);
-	if (st.magic != COMP_MAGIC || st.n != c->n ||
-	    st.flags != (uint32_t)(c->ef | c->mc << 1))
+	if (st.magic != COMP_MAGIC || st.n != c->n || st.flags != comp_flags(c))
 		return -1;
 	memcpy(c->rng.s, st.rng, sizeof st.rng);
 	c->clip_mean = st.clip_mean;
 	in += sizeof st;
+	if (comp_clocked(c)) {
+		memcpy(&c->steps, in, 8);
+		in += 8;
+	}
 	if (c->ef)
 		memcpy(c->v, in, c->n * sizeof(float));
 	if (c->mc)

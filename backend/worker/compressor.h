@@ -33,7 +33,9 @@ struct compressor_type {
 };
 
 /* n: gradient length.  The job gives method, density, error_feedback,
- * momentum_correction (with train.optimizer.momentum), warmup_epochs. */
+ * momentum_correction (with train.optimizer.momentum), warmup_epochs,
+ * warmup_steps (counted in encodes, kept in the state) and
+ * warmup_density. */
 struct compressor *compressor_create(const struct job_spec *, size_t n,
 	    uint64_t seed);
 void	compressor_free(struct compressor *);

@@ -60,6 +60,9 @@ struct layer {
 	int		 in_dim[LAYER_DIMS], out_dim[LAYER_DIMS];
 	size_t		 in_size, out_size;	/* floats per sample */
 	size_t		 param[LAYER_MAX_PARAMS]; /* offsets in params, grads */
+	/* Where its own tensors start: once its backward is done, the
+	 * gradient from here on is final (a tie points back). */
+	size_t		 param_lo;
 	size_t		 aux_bytes;	/* per sample: pool's argmax */
 	/* The host's buffers for max_batch samples (the device model keeps
 	 * its own). */

@@ -153,6 +153,7 @@ model_add(struct model *m, const struct layer_type *type, const char *name,
 	for (int d = 0; d < LAYER_DIMS; d++)
 		l->in_size *= (size_t)l->in_dim[d];
 	m->n_layers++;
+	l->param_lo = m->n_params;
 	type->setup(m, l);
 	return idx;
 }
@@ -388,6 +389,8 @@ model_backward(struct model *m, const struct model_input *in, int B,
 	for (int i = m->n_layers - 1; i >= 0; i--) {
 		model_io(m, &m->layers[i], in, B, &io);
 		m->layers[i].type->backward(&m->layers[i], &io);
+		if (m->on_backward != NULL)
+			m->on_backward(m->on_backward_ctx, i);
 	}
 }
 

@@ -61,6 +61,9 @@ struct model {
 	float		*probs;		/* [max_batch, classes]; classes loss */
 	float		*workspace;	/* shared scratch: conv's im2col */
 	size_t		 workspace_len;
+	/* Called after layer i's backward when set (train.overlap). */
+	void		(*on_backward)(void *ctx, int i);
+	void		*on_backward_ctx;
 };
 
 /* A model kind's builder, at its kind's index in model.c's table. */

@@ -4,7 +4,9 @@
  * gathered first, since the residuals differ per rank and a bit-identical
  * resume needs them all.  On a resume rank 0 reads the newest valid
  * checkpoint and every rank then takes rank 0's weights, optimizer state,
- * position and micro-batch, and its own compressor state.
+ * position and micro-batch, and its own compressor state.  With ZeRO-1
+ * the optimizer's shards are gathered to rank 0 for a checkpoint and
+ * handed out again from it on a resume (train-zero.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +66,7 @@ train_checkpoint(struct trainer *t, char *err, size_t errlen, int collective)
 		.global = t->job->train.batch.global, .samples = train_data_samples(t),
 	};
 	struct ckpt_blob *blobs = NULL;
+	struct optimizer *full = NULL;
 	uint8_t		*states = NULL;
 	size_t		 each = 0;
 	int		 rc = 0;
@@ -76,6 +79,19 @@ train_checkpoint(struct trainer *t, char *err, size_t errlen, int collective)
 	if (collective && t->comp != NULL &&
 	    (states = train_gather_compressor(t, &each, err, errlen)) == NULL)
 		return -1;
+	if (t->zero) {
+		if (!collective) {
+			snprintf(err, errlen, "no checkpoint at step %ld: the "
+			    "optimizer's shards (train.zero) are on the ranks "
+			    "of the group that failed", t->step);
+			return -1;
+		}
+		full = t->cfg->rank == 0 ? train_zero_full(t) : NULL;
+		if (train_zero_gather(t, full, err, errlen) != 0) {
+			optimizer_free(full);
+			return -1;
+		}
+	}
 	if (t->cfg->rank != 0) {
 		free(states);
 		return 0;
@@ -93,7 +109,8 @@ train_checkpoint(struct trainer *t, char *err, size_t errlen, int collective)
 	}
 	snprintf(cm.job, sizeof cm.job, "%s", t->job->name);
 	if (checkpoint_write(t->cfg->checkpoint_dir, t->job->checkpoint.keep,
-	    t->model, t->opt, &cm, path, sizeof path, err, errlen) != 0)
+	    t->model, full != NULL ? full : t->opt, &cm, path, sizeof path,
+	    err, errlen) != 0)
 		rc = -1;
 	else {
 		snprintf(t->last_path, sizeof t->last_path, "%s", path);
@@ -104,6 +121,7 @@ train_checkpoint(struct trainer *t, char *err, size_t errlen, int collective)
 	}
 	free(blobs);
 	free(states);
+	optimizer_free(full);
 	return rc;
 }
 
@@ -168,8 +186,12 @@ train_share_state(struct trainer *t, char *err, size_t errlen)
 		return 0;
 	}
 	if (h->broadcast(h->ctx, pos, sizeof pos, err, errlen) != 0 ||
-	    h->broadcast(h->ctx, t->model->params, bytes, err, errlen) != 0 ||
-	    h->broadcast(h->ctx, t->opt->m, bytes, err, errlen) != 0 ||
+	    h->broadcast(h->ctx, t->model->params, bytes, err, errlen) != 0)
+		return -1;
+	if (t->zero) {
+		if (train_zero_scatter(t, err, errlen) != 0)
+			return -1;
+	} else if (h->broadcast(h->ctx, t->opt->m, bytes, err, errlen) != 0 ||
 	    (t->opt->v != NULL &&
 	    h->broadcast(h->ctx, t->opt->v, bytes, err, errlen) != 0))
 		return -1;
@@ -259,8 +281,18 @@ train_resume(struct trainer *t, char *err, size_t errlen)
 
 	if (!t->cfg->resume || t->cfg->rank != 0)
 		return train_share_state(t, err, errlen);
-	rc = checkpoint_resume(t->cfg->checkpoint_dir, t->model, t->opt, &cm,
-	    path, sizeof path, train_skipped, t, err, errlen);
+	/* ZeRO-1: the whole state, handed out in train_share_state. */
+	if (t->zero)
+		t->full = train_zero_full(t);
+	rc = checkpoint_resume(t->cfg->checkpoint_dir, t->model, t->full !=
+	    NULL ? t->full : t->opt, &cm, path, sizeof path, train_skipped, t,
+	    err, errlen);
+	if (t->full != NULL)
+		t->opt->t = t->full->t;
+	if (rc != 0 && t->full != NULL) {
+		optimizer_free(t->full);
+		t->full = NULL;
+	}
 	if (rc < 0)
 		return -1;
 	if (rc == 1) {
@@ -293,6 +325,12 @@ train_rescue(struct trainer *t)
 
 	if (t->cfg->rank != 0 || t->step == t->last_ckpt)
 		return;
+	if (t->zero) {
+		train_event(t, "checkpoint", "no rescue checkpoint at step %ld: "
+		    "the optimizer's shards (train.zero) went with the group",
+		    t->step);
+		return;
+	}
 	/* No gather now: the group is gone, so the compressor state is not
 	 * saved and a resume from here starts it afresh. */
 	if (train_checkpoint(t, err, sizeof err, 0) == 0)

@@ -1,6 +1,7 @@
 /*
  * train-exchange.c: what a step's gradient goes through between ranks:
- * a sum by allreduce, or, with compression and more than one rank, the
+ * a sum by allreduce (with train.zero a reduce-scatter, train-zero.c),
+ * or, with compression and more than one rank, the
  * compressed exchange, each rank's encoded gradient to every rank.  The
  * control floats after the gradients (loss, requests) ride along either
  * way.
@@ -98,9 +99,17 @@ train_exchange(struct trainer *t, uint64_t *sent, char *err, size_t errlen)
 	size_t		 n = t->model->n_params;
 
 	*sent = 0;
-	if (t->comp != NULL) {
+	if (t->ovl != NULL) {	/* summed during the backward */
+		if (train_overlap_wait(t, err, errlen) != 0)
+			return -1;
+		*sent = (n + MODEL_GRAD_EXTRA) * sizeof(float);
+	} else if (t->comp != NULL) {
 		if (train_exchange_compressed(t, sent, err, errlen) != 0)
 			return -1;
+	} else if (t->zero) {
+		if (train_zero_exchange(t, err, errlen) != 0)
+			return -1;
+		*sent = (n + MODEL_GRAD_EXTRA) * sizeof(float);
 	} else if (h->allreduce != NULL && t->cfg->world > 1) {
 		if (h->allreduce(h->ctx, t->model->grads, n + MODEL_GRAD_EXTRA,
 		    err, errlen) != 0)

@@ -20,6 +20,8 @@
 #include "backend/worker/tokens.h"
 #include "backend/worker/train.h"
 
+struct overlap;
+
 /* Evaluation runs in batches of this many samples (or micro, if larger). */
 #define EVAL_BATCH 256
 
@@ -45,7 +47,11 @@ struct trainer {
 	long		 dump_steps;
 	struct model	*model;
 	struct model_gpu *gpu;		/* device: cuda; else NULL */
-	struct optimizer *opt;
+	struct optimizer *opt;		/* zero: over this rank's shard */
+	int		 zero;		/* train.zero with ranks to shard over */
+	size_t		*part;		/* zero: each rank's shard, floats */
+	size_t		 lo;		/* zero: where this rank's starts */
+	struct optimizer *full;		/* zero, rank 0: what it resumed */
 	struct loader	*loader;
 	int		 micro, accum;
 	long		 steps_per_epoch, total_steps;
@@ -53,6 +59,7 @@ struct trainer {
 	int		 epoch;
 	int		 stop;		/* agreed by every rank */
 	struct compressor *comp;	/* NULL: dense allreduce */
+	struct overlap	*ovl;		/* train.overlap; else NULL */
 	struct ckpt_meta resumed;	/* rank 0: what it resumed from */
 	int		 tuned_micro;	/* the resumed micro-batch; 0: none */
 	struct autotune_trial trace[AUTOTUNE_MAX_TRIALS];
@@ -113,6 +120,42 @@ void	train_dump_params(struct trainer *);
 void	train_exchange_setup(struct trainer *);
 int	train_exchange(struct trainer *, uint64_t *sent, char *err,
 	    size_t errlen);
+
+/* ZeRO-1 (train-zero.c).  Setup makes t->opt: over the whole buffer,
+ * or with train.zero over this rank's shard, a world's 1/world of it.
+ * Exchange reduce-scatters the gradient and sums the floats after it;
+ * update steps the shard and allgathers the parameters.
+ * Gather fills a full optimizer's state on rank 0 from the shards (every
+ * rank takes part); scatter hands out rank 0's t->full. */
+void	train_zero_setup(struct trainer *);
+int	train_zero_exchange(struct trainer *, char *err, size_t errlen);
+int	train_zero_update(struct trainer *, float lr, char *err,
+	    size_t errlen);
+int	train_zero_gather(struct trainer *, struct optimizer *full, char *err,
+	    size_t errlen);
+int	train_zero_scatter(struct trainer *, char *err, size_t errlen);
+/* A full optimizer of the job's kind with this one's counters. */
+struct optimizer *train_zero_full(const struct trainer *);
+
+/* Norms (train-zero.c): |v|^2 in double; that of the summed gradient,
+ * every rank's shard with ZeRO-1, into *s; clip it to at most clip (the
+ * norm before into *norm).  0, or -1 with err. */
+double	train_sumsq(const float *, size_t n);
+int	train_grad_sumsq(struct trainer *, double *s, char *err,
+	    size_t errlen);
+int	train_grad_clip(struct trainer *, double clip, double *norm,
+	    char *err, size_t errlen);
+
+/* train.overlap (train-overlap.c).  Setup cuts the buckets and starts
+ * the exchange thread when the job overlaps a dense exchange; arm, with
+ * the control floats set, before the last micro-batch's backward: the
+ * buckets are summed as the backward passes them; wait for the last
+ * (0, or -1 with err); free stops the thread. */
+void	train_overlap_setup(struct trainer *);
+int	train_overlap_buckets(const struct trainer *);
+void	train_overlap_arm(struct trainer *);
+int	train_overlap_wait(struct trainer *, char *err, size_t errlen);
+void	train_overlap_free(struct trainer *);
 
 /* Settle t->micro for per_rank samples a step: the resumed size, or the
  * search of autotune.h, every rank agreeing on each trial. */

@@ -81,15 +81,10 @@ train_setup(struct trainer *t, char *err, size_t errlen)
 		snprintf(err, errlen, "no model type %d", job->model.type);
 		return -1;
 	}
-	t->opt = optimizer_create(job, t->model->n_params);
-	for (int i = 0; i < t->model->n_tensors; i++) {
-		const struct tensor_info *ti = &t->model->tensors[i];
-
-		if (ti->no_decay)
-			optimizer_no_decay(t->opt, ti->offset, ti->numel);
-	}
+	train_zero_setup(t);
 	t->last_ckpt = -1;
 	train_exchange_setup(t);
+	train_overlap_setup(t);
 	if (train_resume(t, err, errlen) != 0)
 		return -1;
 	if (t->micro == 0 && train_autotune(t, per_rank, err, errlen) != 0)
@@ -100,33 +95,6 @@ train_setup(struct trainer *t, char *err, size_t errlen)
 	if (t->micro > t->model->max_batch)
 		model_set_max_batch(t->model, t->micro);
 	return 0;
-}
-
-static double
-sumsq(const float *v, size_t n)
-{
-	double	 s = 0;
-
-	for (size_t i = 0; i < n; i++)
-		s += (double)v[i] * v[i];
-	return s;
-}
-
-/* Clip the summed gradient to a global norm of at most clip, as GPT-2's
- * training does: after the exchange, so every rank clips the same.
- * Returns the norm before clipping. */
-static double
-train_clip(float *g, size_t n, double clip)
-{
-	double	 norm = sqrt(sumsq(g, n));
-
-	if (norm > clip) {
-		float k = (float)(clip / norm);
-
-		for (size_t i = 0; i < n; i++)
-			g[i] *= k;
-	}
-	return norm;
 }
 
 /* The faults a test asks for (--inject), after the step they follow;
@@ -171,10 +139,29 @@ train_control(struct trainer *t, unsigned agreed, char *err, size_t errlen)
 	return 0;
 }
 
+/* The control floats after the gradient: this rank's share of the loss,
+ * its requests and, for the adaptive schedule, |g_b|^2 of its own mean
+ * gradient (the noise scale's). */
+static void
+train_controls(struct trainer *t, double loss)
+{
+	const struct train_hooks *h = t->hooks;
+	float		*x = t->model->grads + t->model->n_params;
+	unsigned	 req = h->requests != NULL ? h->requests(h->ctx) : 0;
+
+	x[0] = (float)loss;
+	for (int c = 0; c < CTL_COUNT; c++)
+		x[1 + c] = (req >> c) & 1;
+	if (t->job->train.lr.schedule == SCHEDULE_ADAPTIVE)
+		x[1 + CTL_COUNT] = (float)(train_sumsq(t->model->grads,
+		    t->model->n_params) * t->cfg->world * t->cfg->world);
+}
+
 /* One optimizer step: accum micro-batches, the exchange, the update.
  * The stop request and the loss ride in the two floats after the
  * gradients, so every rank learns the global loss and agrees on stopping
- * at the same step. */
+ * at the same step.  With train.overlap the floats are set before the
+ * last backward, and the exchange runs during it (train-overlap.c). */
 static int
 train_step(struct trainer *t, double *loss, double *wait, char *err,
     size_t errlen)
@@ -186,7 +173,7 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 			    (t->T > 0 ? (float)t->T : 1.0f));
 	double		 t0 = clock_mono(), t1, t2, w0 = *wait, local = 0;
 	struct step_report r = { 0 };
-	unsigned	 req, agreed = 0;
+	unsigned	 agreed = 0;
 	uint64_t	 sent = 0;
 	int		 adaptive = t->job->train.lr.schedule == SCHEDULE_ADAPTIVE;
 
@@ -212,6 +199,10 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 			continue;
 		}
 		local += model_forward(m, &in, b->n, NULL);
+		if (t->ovl != NULL && a == t->accum - 1) {
+			train_controls(t, local * scale);
+			train_overlap_arm(t);
+		}
 		model_backward(m, &in, b->n, scale);
 	}
 	if (t->gpu != NULL && model_gpu_get_grads(t->gpu, m->grads, err,
@@ -220,14 +211,8 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 	if (t->cfg->slow_ms > 0)	/* --inject slow: a slow device */
 		nanosleep(&(struct timespec){ t->cfg->slow_ms / 1000,
 		    (t->cfg->slow_ms % 1000) * 1000000L }, NULL);
-	m->grads[n] = (float)(local * scale);
-	req = h->requests != NULL ? h->requests(h->ctx) : 0;
-	for (int c = 0; c < CTL_COUNT; c++)
-		m->grads[n + 1 + c] = (req >> c) & 1;
-	/* |g_b|^2 of this rank's own mean gradient, for the noise scale. */
-	if (adaptive)
-		m->grads[n + 1 + CTL_COUNT] = (float)(sumsq(m->grads, n) *
-		    t->cfg->world * t->cfg->world);
+	if (t->ovl == NULL)
+		train_controls(t, local * scale);
 	t1 = clock_mono();
 	if (train_exchange(t, &sent, err, errlen) != 0)
 		return -1;
@@ -240,16 +225,21 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 	r.lr_gain = 1;
 	r.noise_scale = -1;
 	if (adaptive) {
+		double	 s;
+
+		if (train_grad_sumsq(t, &s, err, errlen) != 0)
+			return -1;
 		r.lr_gain = adascale_update(&t->ada, m->grads[n + 1 + CTL_COUNT] /
-		    t->cfg->world, sumsq(m->grads, n), t->micro * t->accum,
-		    t->cfg->world);
+		    t->cfg->world, s, t->micro * t->accum, t->cfg->world);
 		r.noise_scale = t->ada.noise_scale;
 		r.lr *= r.lr_gain;
 	}
 	train_dump_grads(t, r.loss, r.lr);
-	if (t->job->train.grad_clip > 0)
-		r.grad_norm = train_clip(m->grads, n, t->job->train.grad_clip);
-	optimizer_step(t->opt, m->params, m->grads, (float)r.lr);
+	if (t->job->train.grad_clip > 0 && train_grad_clip(t,
+	    t->job->train.grad_clip, &r.grad_norm, err, errlen) != 0)
+		return -1;
+	if (train_zero_update(t, (float)r.lr, err, errlen) != 0)
+		return -1;
 	t->step++;
 	t->step_in_epoch++;
 	train_dump_params(t);
@@ -267,6 +257,7 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 		r.bytes_sent = sent;
 		r.sent_total = t->bytes_sent;
 		r.dense_total = t->bytes_dense;
+		r.optimizer_bytes = optimizer_bytes(t->opt);
 		r.density = t->comp != NULL ? compressor_density(t->comp) : 1;
 		r.micro_batch = t->micro;
 		r.accum = t->accum;
@@ -344,8 +335,10 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	    cfg->job->data.prefetch, t.epoch, t.step_in_epoch, end_epoch);
 	loader_set_delay_ms(t.loader, cfg->slow_data_ms);
 	train_event(&t, "started", "%s: %s, %zu parameters, micro-batch %d x "
-	    "accum %d x %d ranks", cfg->job->name, t.model->type->name,
-	    t.model->n_params, t.micro, t.accum, cfg->world);
+	    "accum %d x %d ranks%s%.0d", cfg->job->name, t.model->type->name,
+	    t.model->n_params, t.micro, t.accum, cfg->world, t.ovl != NULL ?
+	    ", the exchange overlapped, buckets: " : "",
+	    train_overlap_buckets(&t));	/* %.0d: nothing for 0 */
 
 	snprintf(sum->state, sizeof sum->state, "finished");
 	while (t.epoch < end_epoch && !stopped) {
@@ -399,6 +392,7 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	sum->data_wait_pct = train_s > 0 ? 100.0 * wait_s / train_s : 0;
 	sum->bytes_sent = t.bytes_sent;
 	sum->bytes_dense = t.bytes_dense;
+	sum->optimizer_bytes = optimizer_bytes(t.opt);
 	if (hooks->sum_u64 != NULL && cfg->world > 1) {
 		uint64_t counters[2] = { t.bytes_sent, t.bytes_dense };
 
@@ -416,7 +410,10 @@ out:
 	loader_stop(t.loader);
 	model_gpu_free(t.gpu);
 	model_free(t.model);
+	train_overlap_free(&t);
 	optimizer_free(t.opt);
+	optimizer_free(t.full);
+	free(t.part);
 	compressor_free(t.comp);
 	checkpoint_meta_free(&t.resumed);
 	free(t.cbuf);

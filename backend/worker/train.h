@@ -43,6 +43,7 @@ struct step_report {
 	double		 lr_gain;	/* adaptive: the AdaScale gain; else 1 */
 	double		 noise_scale;	/* adaptive: samples; < 0 unknown */
 	double		 grad_norm;	/* before clipping; 0 unknown */
+	uint64_t	 optimizer_bytes;	/* this rank's state */
 	int		 micro_batch, accum;
 	int		 tokens;	/* tokens a sample; 0: images */
 };
@@ -59,6 +60,7 @@ struct train_summary {
 	double		 samples_per_s;
 	uint64_t	 bytes_sent;
 	uint64_t	 bytes_dense;
+	uint64_t	 optimizer_bytes;	/* rank 0's optimizer state */
 	double		 wall_s;
 	double		 data_wait_pct;
 	int		 micro_batch, accum;
@@ -75,6 +77,11 @@ struct train_hooks {
 	/* Sum n floats across ranks in place; NULL with one rank. */
 	int	(*allreduce)(void *ctx, float *buf, size_t n, char *err,
 		    size_t errlen);
+	/* Sum n floats across ranks where rank r keeps the counts[r] after
+	 * the earlier ranks' (comm_reduce_scatter_f32); NULL with one
+	 * rank. */
+	int	(*reduce_scatter)(void *ctx, float *buf, size_t n,
+		    const size_t *counts, char *err, size_t errlen);
 	/* Copy rank 0's len bytes to every rank; NULL with one rank. */
 	int	(*broadcast)(void *ctx, void *buf, size_t len, char *err,
 		    size_t errlen);

@@ -164,6 +164,7 @@ worker_send_step(struct worker *w, const struct step_report *r, bool late)
 	    .grad_norm = r->grad_norm,
 	    .bytes_sent_total = (long)r->sent_total,
 	    .bytes_dense_total = (long)r->dense_total,
+	    .optimizer_bytes = (long)r->optimizer_bytes,
 	    .valid = RM_ALL & ~RM_BIT(BYTES_DENSE) & ~RM_BIT(COMPRESSION) };
 	/* Unknown is absent, never a number that looks like one. */
 	if (r->step_ms > 0)
@@ -342,12 +343,13 @@ void
 worker_summary(struct worker *w, const struct train_summary *s)
 {
 	json_t	*m = json_pack("{s:s, s:s, s:s, s:i, s:I, s:f, s:I, "
-	    "s:I, s:f, s:i, s:i, s:f, s:s, s:i}", "t", MSG_SUMMARY,
+	    "s:I, s:f, s:I, s:i, s:i, s:f, s:s, s:i}", "t", MSG_SUMMARY,
 	    "job", w->job.name, "state", s->state, "epochs", s->epochs,
 	    "steps", (json_int_t)s->steps,
 	    "samples_per_s", s->samples_per_s,
 	    "bytes_sent", (json_int_t)s->bytes_sent,
 	    "bytes_dense", (json_int_t)s->bytes_dense, "wall_s", s->wall_s,
+	    "optimizer_bytes", (json_int_t)s->optimizer_bytes,
 	    "micro_batch", s->micro_batch, "accum", s->accum,
 	    "data_wait_pct", s->data_wait_pct, "checkpoint", s->checkpoint,
 	    "world", w->world);
@@ -369,6 +371,14 @@ worker_summary(struct worker *w, const struct train_summary *s)
 }
 
 /* The collectives, over the group comm_init formed. */
+int
+worker_reduce_scatter(void *ctx, float *buf, size_t n, const size_t *counts,
+    char *err, size_t errlen)
+{
+	return comm_reduce_scatter_f32(((struct worker *)ctx)->comm, buf, n,
+	    counts, err, errlen);
+}
+
 int
 worker_allreduce(void *ctx, float *buf, size_t n, char *err, size_t errlen)
 {

@@ -81,6 +81,8 @@ unsigned worker_requests(void *ctx);
 void	worker_agreed(void *ctx, unsigned bits);
 int	worker_paused(void *ctx);
 void	worker_summary(struct worker *, const struct train_summary *);
+int	worker_reduce_scatter(void *ctx, float *buf, size_t n,
+	    const size_t *counts, char *err, size_t errlen);
 int	worker_allreduce(void *ctx, float *buf, size_t n, char *err,
 	    size_t errlen);
 int	worker_broadcast(void *ctx, void *buf, size_t len, char *err,

@@ -2,7 +2,9 @@
  * worker.c: `hunter worker --fd N`, one training rank, started by an
  * agent.  Its first frame on fd N is the launch command: the job's YAML
  * text, its rank and world, the group generation, the address to bind
- * Gloo to and where checkpoints go.  It then trains, streaming metrics
+ * Gloo to and where checkpoints go.  The ranks of one host find each
+ * other through the store and exchange through shared memory (comm.h,
+ * the "auto" backend), whatever the launch frame calls their nodes.  It then trains, streaming metrics
  * (at most once a second), epoch lines, events and a summary back.
  *
  * A reader thread owns the incoming side of the link: store answers go to
@@ -316,7 +318,7 @@ worker_main(int argc, char **argv)
 	    .on_step = worker_on_step, .on_autotune = worker_on_autotune };
 	struct train_summary	 sum;
 	struct sigaction	 sa = { .sa_handler = worker_on_sigterm };
-	struct comm_config	 cc = { .backend = "gloo" };
+	struct comm_config	 cc = { .backend = "auto" };
 	struct comm_store	 cs = { .ctx = &w, .set = worker_store_set,
 	    .get = worker_store_get };
 	pthread_t		 reader, heart;
@@ -393,6 +395,10 @@ worker_main(int argc, char **argv)
 	cfg.crash_at = (long)json_integer_value(json_object_get(launch,
 	    "crash_at"));
 	if (w.world > 1) {
+		/* auto: shared memory between the ranks of a host, Gloo
+		 * between hosts; HUNTER_COMM names another (e.g. gloo). */
+		if (getenv("HUNTER_COMM") != NULL && *getenv("HUNTER_COMM") != '\0')
+			cc.backend = getenv("HUNTER_COMM");
 		cc.rank = w.rank;
 		cc.world = w.world;
 		cc.generation = w.generation;
@@ -403,6 +409,7 @@ worker_main(int argc, char **argv)
 			goto done_thread;
 		}
 		hooks.allreduce = worker_allreduce;
+		hooks.reduce_scatter = worker_reduce_scatter;
 		hooks.broadcast = worker_broadcast;
 		hooks.sum_u64 = worker_sum_u64;
 		hooks.allgatherv = worker_allgatherv;

@@ -495,6 +495,28 @@ t_strict(void **state)
 	    "resources.strict");
 }
 
+/* train.zero and train.overlap: the values and the jobs they refuse. */
+static void
+t_zero_overlap(void **state)
+{
+	assert_int_equal(parse("name: x\ntrain: {zero: 1, overlap: true, "
+	    "bucket_size: 64KiB}\ncompression: {method: none}\n"), 0);
+	assert_int_equal(job.train.zero, 1);
+	assert_true(job.train.overlap);
+	assert_int_equal(job.train.bucket_size, 65536);
+	expect_job_error("name: x\ntrain: {zero: 2}\ncompression: {method: "
+	    "none}\n", 2, 9, "train.zero: 0 (off) or 1");
+	expect_job_error("name: x\ntrain: {zero: 1}\n", 2, 9, "train.zero: 1 "
+	    "needs compression: {method: none}, and this job has topk: ZeRO-1 "
+	    "allgathers the dense parameters");
+	expect_job_error("name: x\ntrain: {zero: 1}\ncompression: {method: "
+	    "fp16}\n", 2, 9, "fp16 gathers every rank's whole");
+	expect_job_error("name: x\ntrain: {overlap: true, lr: {schedule: "
+	    "adaptive}}\n", 2, 9, "train.overlap: lr.schedule adaptive");
+	expect_job_error("name: x\ntrain: {bucket_size: 0}\n", 2, 22,
+	    "train.bucket_size");
+}
+
 static void
 t_units(void **state)
 {
@@ -831,6 +853,7 @@ main(void)
 		cmocka_unit_test_teardown(t_deep, reset),
 		cmocka_unit_test_teardown(t_many_errors, reset),
 		cmocka_unit_test_teardown(t_strict, reset),
+		cmocka_unit_test_teardown(t_zero_overlap, reset),
 		cmocka_unit_test_teardown(t_units, reset),
 		cmocka_unit_test_teardown(t_print, reset),
 		cmocka_unit_test_teardown(t_examples, reset),
