@@ -14,8 +14,9 @@ command -v promtool >/dev/null ||
 export PYTHONPATH="$SRCDIR/tests/integration"
 gpt_text "$T/text.txt" 400000
 gpt_job "$T/g.yaml" gptprom "$T/text.txt" 2 "  eval_every: 20"
-sed -i 's/epochs: 1/epochs: 3/' "$T/g.yaml"
-"$HUNTER" run --json --metrics 127.0.0.1:0 "$T/g.yaml" > "$T/out" 2>&1 &
+# Every step takes 10 ms at least (--inject slow=10): over shared memory
+# the job would otherwise end before its first scrape.
+"$HUNTER" run --json --metrics 127.0.0.1:0 --inject slow=10 "$T/g.yaml" > "$T/out" 2>&1 &
 run=$!
 cleanup_hooks="kill -9 $run 2>/dev/null || true"
 url=$("$PY" -c 'import promtext, sys; print(promtext.url_of(sys.argv[1]))' "$T/out")

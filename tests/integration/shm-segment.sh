@@ -11,14 +11,15 @@ sed -i 's/ranks: 1/ranks: 2/; s/epochs: 2/epochs: 30/; s/micro: 32/micro: 16/' "
 "$HUNTER" run --json "$T/j.yaml" > "$T/out" 2>&1 &
 runpid=$!
 cleanup_hooks="kill -9 $runpid 2>/dev/null || true"
+# rank_pids: the pids the rank metrics name so far; two_ranks: both seen.
+rank_pids() {
+	grep '"t":"metrics"' "$1" | grep '"scope":"rank"' |
+		sed -n 's/.*"pid":\([0-9]*\).*/\1/p' | sort -u | tr '\n' ' '
+}
+two_ranks() { pids=$(rank_pids "$T/out"); [ "$(echo $pids | wc -w)" -ge 2 ]; }
 pids=""
-for i in $(seq 150); do
-	pids=$(grep '"t":"metrics"' "$T/out" | grep '"scope":"rank"' |
-		sed -n 's/.*"pid":\([0-9]*\).*/\1/p' | sort -u | tr '\n' ' ')
-	[ "$(echo $pids | wc -w)" -ge 2 ] && break
-	sleep 0.1
-done
-[ "$(echo $pids | wc -w)" = 2 ] || { tail "$T/out"; fail "want 2 rank pids, have '$pids'"; }
+poll_until 15 two_ranks && [ "$(echo $pids | wc -w)" = 2 ] ||
+	{ tail "$T/out"; fail "want 2 rank pids in 15 s, have '$pids'"; }
 for p in $pids; do
 	seg=""
 	for fd in /proc/$p/fd/*; do
@@ -39,12 +40,12 @@ for p in $pids; do
 	chmod 600 /dev/shm/hunter-$p-planted
 done
 kill -9 $pids
-for i in $(seq 100); do
+# names_gone: no /dev/shm name of the killed ranks is left.
+names_gone() {
 	left=$(for p in $pids; do ls /dev/shm/hunter-$p-* 2>/dev/null || true; done)
-	[ -z "$left" ] && break
-	sleep 0.1
-done
-[ -z "$left" ] || fail "left after kill -9 of every rank: $left"
+	[ -z "$left" ]
+}
+poll_until 10 names_gone || fail "left 10 s after kill -9 of every rank: $left"
 n=$(cat "$HUNTER_STATE_DIR"/nodes/*/agent.log | grep -c "removed 1 shared-memory segment left by shmseg")
 [ "$n" = 2 ] || fail "the agents' logs name $n removals, not 2"
 kill -9 $runpid 2>/dev/null || true
@@ -56,8 +57,7 @@ echo "after kill -9 of both ranks: the agents removed both names"
 small_job "$T/k.yaml" shmend "$T/data"
 sed -i 's/ranks: 1/ranks: 2/; s/micro: 32/micro: 16/' "$T/k.yaml"
 "$HUNTER" run --json "$T/k.yaml" > "$T/out2" 2>&1 || { tail "$T/out2"; fail "hunter run exited $?"; }
-pids=$(grep '"t":"metrics"' "$T/out2" | grep '"scope":"rank"' |
-	sed -n 's/.*"pid":\([0-9]*\).*/\1/p' | sort -u | tr '\n' ' ')
+pids=$(rank_pids "$T/out2")
 [ -n "$pids" ] || fail "no rank pids in the second job's output"
 for p in $pids; do
 	if ls /dev/shm/hunter-$p-* 2>/dev/null; then fail "pid $p left a segment"; fi
