@@ -1,6 +1,7 @@
 /*
  * cmd-validate.c: `hunter validate FILE...` checks job and cluster files
- * and prints every error as file:line:col: message.
+ * and prints every error as file:line:col: message; a program job's
+ * argv[0] is looked up here, on this node.
  */
 #include <stdio.h>
 
@@ -27,7 +28,7 @@ cmd_validate(int argc, char **argv)
 		} else {
 			struct job_spec j;
 
-			rc = spec_load_job(argv[i], &j, &errs);
+			rc = spec_check_job_here(argv[i], &j, &errs);
 		}
 		if (rc != 0) {
 			spec_errors_print(stdout, &errs);

@@ -68,12 +68,14 @@ backend_placing(const struct backend *b)
 }
 
 /* backend-jobs.c */
-#define BACKEND_MAX_RESTARTS 10
 /* A new job called name at the end of b->jobs, "running", zeroed. */
 struct job_state *backend_new_job(struct backend *, const char *name);
 void	backend_job_done(struct backend *, struct job_state *);
 void	backend_schedule(struct backend *);
 void	backend_launch_job(struct backend *, struct job_state *);
+/* Launch every rank of j again, in place, as the next generation (a
+ * program job's autotune trials and its run after them). */
+void	backend_launch_generation(struct backend *, struct job_state *);
 /* "local0, local0, local2, local2" for events (a static buffer). */
 const char *placement_text(struct backend *, const struct job_state *);
 

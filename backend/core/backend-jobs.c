@@ -19,6 +19,7 @@
 #include "backend/proto/proto.h"
 #include "backend/sched/queue.h"
 #include "backend/core/backend-internal.h"
+#include "backend/core/backend-program.h"
 
 /* "local0, local0, local2, local2" for events (a static buffer). */
 const char *
@@ -172,6 +173,8 @@ backend_launch_rank(struct backend *b, struct job_state *j, int r)
 	    (so->leak_rank < 0 || so->leak_rank == r) ? so->leak_bytes : 0));
 	json_object_set_new(m, "crash_at", json_integer(j->generation == 0 &&
 	    (so->crash_rank < 0 || so->crash_rank == r) ? so->crash_at : 0));
+	if (j->prog != NULL)
+		backend_program_launch(b, j, r, m);
 	memset(&j->ranks[r], 0, offsetof(struct rank_state, h_loss));
 	j->ranks[r].node = (int)(fn - b->fleet.nodes);
 	j->ranks[r].last_seen = clock_mono();
@@ -273,6 +276,8 @@ backend_submit(struct backend *b, const char *spec_file,
 	j->queued = true;
 	j->submitted = clock_mono();
 	snprintf(j->state, sizeof j->state, "queued");
+	if (spec.kind == JOB_PROGRAM)
+		backend_program_new(b, j);
 	backend_schedule(b);
 	if (j == backend_job(b, spec.name) && j->queued)
 		backend_event(b, j->name, "queued", -1, NULL, "waiting for %d "
@@ -351,8 +356,20 @@ backend_relaunch(struct backend *b, struct job_state *j)
 	j->fail_since = 0;
 	backend_journal_job(b, j);
 	backend_event(b, j->name, j->restart.kind, -1, NULL, "%s; generation "
-	    "%d on %s, resuming from the newest checkpoint", j->restart.reason,
-	    j->generation, placement_text(b, j));
+	    "%d on %s, %s", j->restart.reason, j->generation,
+	    placement_text(b, j), j->prog != NULL ?
+	    backend_program_resume_text(j) : "resuming from the newest "
+	    "checkpoint");
+	j->grace_until = clock_mono() + 3;
+	for (int r = 0; r < j->world; r++)
+		backend_launch_rank(b, j, r);
+}
+
+void
+backend_launch_generation(struct backend *b, struct job_state *j)
+{
+	j->generation++;
+	backend_journal_job(b, j);
 	j->grace_until = clock_mono() + 3;
 	for (int r = 0; r < j->world; r++)
 		backend_launch_rank(b, j, r);
@@ -372,7 +389,7 @@ backend_job_done(struct backend *b, struct job_state *j)
 	if (!j->restart.pending) {
 		for (int r = 0; r < j->world; r++) {
 			if (j->ranks[r].status == RANK_FAILED &&
-			    j->restarts < BACKEND_MAX_RESTARTS) {
+			    j->restarts < j->spec.policy.max_restarts) {
 				backend_choose_failover(b, j);
 				break;
 			}

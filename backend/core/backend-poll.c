@@ -13,6 +13,7 @@
 #include "lib/clock.h"
 #include "backend/proto/proto.h"
 #include "backend/core/backend-internal.h"
+#include "backend/core/backend-program.h"
 
 /* The job and rank a frame from an agent is about, if it is one of ours. */
 static struct job_state *
@@ -45,6 +46,10 @@ backend_rank_exit(struct backend *b, struct job_state *j, int r,
 
 	if (rs->status == RANK_EXITED || rs->status == RANK_FAILED)
 		return;
+	if (program_tune_active(j)) {	/* an autotune trial's rank */
+		program_tune_exit(b, j, r, msg);
+		return;
+	}
 	if (j->restart.pending) {	/* expected: the group is re-forming */
 		rs->status = RANK_EXITED;
 		backend_job_done(b, j);
@@ -62,6 +67,11 @@ backend_rank_exit(struct backend *b, struct job_state *j, int r,
 		backend_job_done(b, j);
 		return;
 	}
+	/* A program's agent may know why (its words, its memory). */
+	if (json_is_string(json_object_get(msg, "reason")))
+		snprintf(rs->exit_reason + strlen(rs->exit_reason),
+		    sizeof rs->exit_reason - strlen(rs->exit_reason), " (%s)",
+		    json_string_value(json_object_get(msg, "reason")));
 	rs->status = RANK_FAILED;
 	backend_event(b, j->name, "failed", r, node, "rank %d on %s %s", r,
 	    node, rs->exit_reason);
@@ -251,6 +261,8 @@ backend_agent_frame(struct backend *b, struct fleet_node *fn, json_t *msg)
 			j->paused = true;
 		else if (strcmp(kind, "resumed") == 0)
 			j->paused = false;
+		if (j->prog != NULL)
+			backend_program_event(b, j, r, msg);
 		copy = json_deep_copy(msg);
 		journal_append(b->journal, copy);
 		json_decref(copy);

@@ -210,6 +210,7 @@ backend_close(struct backend *b)
 		free(b->jobs[i].ranks);
 		json_decref(b->jobs[i].summary);
 		json_decref(b->jobs[i].epochs);
+		free(b->jobs[i].prog);
 	}
 	free(b->jobs);
 	free(b->nodes);

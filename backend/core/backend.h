@@ -95,7 +95,10 @@ struct job_state {
 	} restart;
 	double		 grace_until;	/* detectors wait after a launch */
 	double		 fail_since;	/* a rank failed; its failover is due */
+	struct program_state *prog;	/* a program job's (core's own) */
 };
+
+struct program_state;
 
 struct backend_observer {
 	void	*ctx;

@@ -76,7 +76,7 @@ expect_job_error(const char *text, int line, int col, const char *want)
 static void
 t_defaults(void **state)
 {
-	assert_int_equal(parse("name: x\n"), 0);
+	assert_int_equal(parse("name: x\nmodel: {}\n"), 0);
 	assert_int_equal(errs.n, 0);
 	assert_string_equal(job.name, "x");
 	assert_string_equal(job.file, "t.yaml");
