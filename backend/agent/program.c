@@ -124,7 +124,7 @@ program_lookup(struct program_rank *p)
 			break;
 	}
 	snprintf(p->reason, sizeof p->reason, "argv[0] '%.64s' is not on the "
-	    "PATH of node %s (%.160s)", a0, p->node, path);
+	    "PATH of node %s", a0, p->node);
 }
 
 struct program_rank *
@@ -174,6 +174,9 @@ program_prepare(struct agent *a, const json_t *launch, char *err,
 	p->test_acc = -1;
 	p->buf = xmalloc(PROGRAM_LINE_MAX);
 	program_lookup(p);
+	if (p->reason[0] != '\0')
+		agent_log(a, "%s rank %d: %s (PATH=%.300s)", p->job, p->rank,
+		    p->reason, program_getenv(p->envp, "PATH") ?: "");
 	return p;
 }
 
@@ -512,7 +515,7 @@ program_rank_tick(struct agent *a, struct agent_worker *w, double now)
 	if (p->kill_at > 0 && now >= p->kill_at) {
 		p->kill_at = 0;
 		snprintf(p->reason, sizeof p->reason, "still running %.0f s "
-		    "(program.stop_grace) after the stop; killed", p->grace_s);
+		    "after the stop: program.stop_grace", p->grace_s);
 		kill(-w->pid, SIGCONT);
 		kill(-w->pid, SIGKILL);
 	}
@@ -601,7 +604,7 @@ program_exit(struct agent *a, struct agent_worker *w, int status, json_t *msg)
 	if (code == 0 && !p->oom)
 		p->reason[0] = '\0';	/* it ended well after all */
 	if (p->rank0) {
-		state = code != 0 ? "failed" : p->stop_asked ? "stopped" :
+		state = p->stop_asked ? "stopped" : code != 0 ? "failed" :
 		    "finished";
 		s = p->summary != NULL ? json_deep_copy(p->summary) :
 		    json_object();

@@ -388,8 +388,11 @@ backend_job_done(struct backend *b, struct job_state *j)
 	}
 	if (!j->restart.pending) {
 		for (int r = 0; r < j->world; r++) {
+			/* A program job that is out of re-formations says so
+			 * (backend_failover gives up, with the reason). */
 			if (j->ranks[r].status == RANK_FAILED &&
-			    j->restarts < j->spec.policy.max_restarts) {
+			    (j->restarts < j->spec.policy.max_restarts ||
+			    (j->prog != NULL && !j->prog->giving_up))) {
 				backend_choose_failover(b, j);
 				break;
 			}

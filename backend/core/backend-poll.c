@@ -72,6 +72,14 @@ backend_rank_exit(struct backend *b, struct job_state *j, int r,
 		snprintf(rs->exit_reason + strlen(rs->exit_reason),
 		    sizeof rs->exit_reason - strlen(rs->exit_reason), " (%s)",
 		    json_string_value(json_object_get(msg, "reason")));
+	if (j->prog != NULL && j->prog->stopping) {
+		/* The operator's stop ended it, after its grace if need be. */
+		rs->status = RANK_EXITED;
+		backend_event(b, j->name, "stopped", r, node, "rank %d on %s, "
+		    "asked to stop, %s", r, node, rs->exit_reason);
+		backend_job_done(b, j);
+		return;
+	}
 	rs->status = RANK_FAILED;
 	backend_event(b, j->name, "failed", r, node, "rank %d on %s %s", r,
 	    node, rs->exit_reason);

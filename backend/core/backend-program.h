@@ -31,6 +31,8 @@ struct program_state {
 	int	 port, port_gen;	/* MASTER_PORT, and its generation */
 	int	 micro;			/* HUNTER_MICRO_BATCH; 0 = unset */
 	bool	 giving_up;		/* the job fails; the rest are stopped */
+	bool	 stopping;		/* the operator's stop: exits are not
+					 * failures */
 	struct {
 		bool	 active;
 		bool	 stopping;	/* a rank failed: the rest were stopped */

@@ -93,6 +93,7 @@ class Client:
         self._sock = None
         self._buf = b""
         self._last = 0.0
+        self._prev = None
         self._seq = {c: 0 for c in COMMANDS}
         self._queue = []
         self._callbacks = {}
@@ -144,6 +145,13 @@ class Client:
             line["loss"] = float(loss)
         if samples is not None:
             line["samples"] = float(samples)
+            # Over the span since the last line, which the agent cannot
+            # time as well from its side of the socket.
+            if "samples_per_s" not in extra and self._prev is not None and \
+                    now > self._prev[0] and samples >= self._prev[1]:
+                line["samples_per_s"] = (samples - self._prev[1]) / \
+                    (now - self._prev[0])
+            self._prev = (now, samples)
         for k, v in extra.items():
             if v is not None:
                 line[k] = v if isinstance(v, int) and \
