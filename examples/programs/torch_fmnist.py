@@ -197,7 +197,7 @@ def train(args):
         total = step + env.trial_steps
     seen, t_train, sent0 = 0, 0.0, None
     t0 = time.monotonic()
-    acc = loss_v = None
+    acc = loss_v = loss = None
     while step < total and not ctl.stop_requested:
         epoch = step // steps_per_epoch
         perm = torch.from_numpy(np.random.default_rng(
@@ -219,16 +219,23 @@ def train(args):
                 fwd += time.monotonic() - tc
             step += 1
             seen += micro
-            extra = {}
+            last = env.trial and step == total
+            if not (client.due() or last):
+                if ctl.stop_requested or step >= total:
+                    break
+                continue
+            # The batch's own accuracy: a number of the program's own,
+            # which the job screen shows beside the rank's metrics.
+            extra = {"batch_acc": (out.argmax(1) == ytr[idx]).float().mean()}
             if state is not None:
-                extra = {"bytes_sent": state.last_sent,
-                         "bytes_dense": state.last_dense}
+                extra.update(bytes_sent=state.last_sent,
+                             bytes_dense=state.last_dense)
                 if args.compress == "topk":
                     extra["density"] = state.density_now()
             client.metrics(step, loss=loss.item(), samples=seen, epoch=epoch,
                            micro_batch=micro, accum=1, lr=opt.param_groups[0]
                            ["lr"], compute_ms=1000 * fwd,
-                           force=env.trial and step == total, **extra)
+                           force=last, **extra)
             if ctl.stop_requested or step >= total:
                 break
         if step % steps_per_epoch == 0 and not env.trial and rank == 0:

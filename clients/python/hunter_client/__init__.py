@@ -127,6 +127,12 @@ class Client:
             return False
         return True
 
+    def due(self):
+        """Whether a metrics() call now would send (so figures that cost
+        something need be computed only then)."""
+        return self._sock is not None and \
+            time.monotonic() - self._last >= self.every
+
     def metrics(self, step, loss=None, samples=None, force=False, **extra):
         """The rank's figures after a step: step (required), loss,
         samples (all this rank has processed so far; hunter derives
