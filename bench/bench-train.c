@@ -82,8 +82,10 @@ bench_train(void)
 
 	for (t0 = clock_mono(); clock_mono() - t0 < BENCH_SECONDS || steps < 20; steps++) {
 		memset(m->grads, 0, m->n_params * sizeof(float));
-		model_forward(m, x, y, B, NULL);
-		model_backward(m, x, y, B, 1.0f / B);
+		model_forward(m, &(struct model_input){ .x = x, .y = y }, B,
+		    NULL);
+		model_backward(m, &(struct model_input){ .x = x, .y = y }, B,
+		    1.0f / B);
 		optimizer_step(o, m->params, m->grads, 0.01f);
 	}
 	step_s = (clock_mono() - t0) / steps;

@@ -7,6 +7,9 @@
  * exits 1 when a node cannot be reached or when the versions differ
  * between nodes or from this console's build (fleet_check_versions).
  *
+ * It warns of a node whose addr, where the collective mesh binds, is a
+ * public address, and fails one whose addr is every interface.
+ *
  * It says hello as a backend, which would take the agents over from a
  * running console, so it takes the state directory's backend lock first
  * and refuses while a console holds it.
@@ -23,11 +26,13 @@
 #include <jansson.h>
 
 #include "lib/clock.h"
+#include "lib/ipscope.h"
 #include "lib/lock.h"
 #include "lib/statedir.h"
 #include "lib/xmalloc.h"
 #include "backend/spec/spec.h"
 #include "backend/fleet/fleet.h"
+#include "tui/sanitize.h"
 #include "cmd/cmd.h"
 
 /* Seconds to wait for every hello, after the connects. */
@@ -45,11 +50,17 @@ struct check_ctx {
 	char		**errs;		/* per node, NULL when fine */
 };
 
+/* A node's first error, sanitized: it may quote what the remote side
+ * said (its stderr, an error frame's reason). */
 static void
 check_set_err(struct check_ctx *c, int i, const char *err)
 {
-	if (c->errs[i] == NULL)
-		c->errs[i] = xstrdup(err);
+	char	clean[1024];
+
+	if (c->errs[i] == NULL) {
+		sanitize(clean, sizeof clean, err);
+		c->errs[i] = xstrdup(clean);
+	}
 }
 
 static void
@@ -131,13 +142,14 @@ check_collect(struct check_ctx *c, double deadline)
 	free(pfd);
 }
 
-static const char *
-check_version(const struct fleet_node *fn, const char *key)
+/* A version from the node's hello, sanitized into cell. */
+static void
+check_version(const struct fleet_node *fn, const char *key, char *cell)
 {
 	const char *v = json_string_value(json_object_get(json_object_get(
 	    fn->hello, "versions"), key));
 
-	return !fn->up ? "-" : v != NULL ? v : "n/a";
+	sanitize(cell, 256, !fn->up ? "-" : v != NULL ? v : "n/a");
 }
 
 /* One row of cells for a node. */
@@ -162,12 +174,12 @@ check_row(const struct fleet_node *fn, char cells[NCOLS][256])
 	snprintf(cells[COL_AUTH], 256, "%s", local ? "-" : fn->stage >=
 	    FLEET_AUTHED || fn->up ? "yes" : fn->stage >= FLEET_TRUSTED ?
 	    "no" : "-");
-	snprintf(cells[COL_HUNTER], 256, "%s", check_version(fn, "hunter"));
-	snprintf(cells[COL_BUILD], 256, "%s", check_version(fn, "build"));
-	snprintf(cells[COL_GLOO], 256, "%s", check_version(fn, "gloo"));
-	snprintf(cells[COL_NCCL], 256, "%s", check_version(fn, "nccl"));
-	snprintf(cells[COL_CUDA], 256, "%s", check_version(fn, "cuda"));
-	snprintf(cells[COL_DRIVER], 256, "%s", check_version(fn, "driver"));
+	check_version(fn, "hunter", cells[COL_HUNTER]);
+	check_version(fn, "build", cells[COL_BUILD]);
+	check_version(fn, "gloo", cells[COL_GLOO]);
+	check_version(fn, "nccl", cells[COL_NCCL]);
+	check_version(fn, "cuda", cells[COL_CUDA]);
+	check_version(fn, "driver", cells[COL_DRIVER]);
 	/* The ranks running there hold slots (counted as CPU ones). */
 	json_array_foreach(json_object_get(fn->hello, "workers"), i, w)
 		busy += json_is_true(json_object_get(w, "running"));
@@ -204,6 +216,40 @@ check_table(const struct fleet *f)
 			    "  " : "\n");
 	}
 	free(cells);
+}
+
+/*
+ * The collective mesh (Gloo's TCP) has no authentication or encryption:
+ * warn of a node whose addr is public, and fail one whose addr is every
+ * interface (the ranks would refuse to bind it).  An addr that does not
+ * resolve here may on the node: nothing is said of it.
+ */
+static int
+check_addrs(const struct fleet *f)
+{
+	enum ip_scope	 scope;
+	char		 err[512];
+	int		 rc = 0;
+
+	for (int i = 0; i < f->n; i++) {
+		const struct fleet_node *fn = &f->nodes[i];
+
+		if (ip_scope_of(fn->addr, &scope, err, sizeof err) != 0)
+			continue;
+		if (scope == IP_SCOPE_WILDCARD) {
+			printf("node %s: addr %s is every interface; the "
+			    "collective mesh is bound to one address only: set "
+			    "addr to the node's address on the training "
+			    "network\n", fn->spec->name, fn->addr);
+			rc = 1;
+		} else if (scope == IP_SCOPE_PUBLIC)
+			printf("warning: node %s: addr %s is a public address; "
+			    "the collective mesh (Gloo TCP) has no "
+			    "authentication or encryption: keep the training "
+			    "fabric on a private network or VLAN (hunter(1), "
+			    "SECURITY)\n", fn->spec->name, fn->addr);
+	}
+	return rc;
 }
 
 /* The lock keeps a running console's agents from being taken over. */
@@ -249,7 +295,7 @@ cmd_check(int argc, char **argv)
 	struct fleet		 f;
 	struct check_ctx	 ctx = { .f = &f };
 	const char		*file = NULL;
-	char			 dir[4096], err[4096];
+	char			 dir[4096], err[4096], clean[4096];
 	json_t			*own;
 	int			 c, lock, rc = 0;
 
@@ -288,9 +334,12 @@ cmd_check(int argc, char **argv)
 		}
 		free(ctx.errs[i]);
 	}
+	if (check_addrs(&f) != 0)
+		rc = 1;
 	own = proto_hello("backend", NULL);
 	if (fleet_check_versions(&f, own, err, sizeof err) != 0) {
-		printf("%s\n", err);
+		sanitize(clean, sizeof clean, err);	/* quotes the hellos */
+		printf("%s\n", clean);
 		rc = 1;
 	} else if (rc == 0)
 		printf("ok: %d node%s run%s hunter %s (build %s), as this "

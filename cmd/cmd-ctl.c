@@ -27,18 +27,19 @@ cmd_ctl(int argc, char **argv)
 	struct proto_reader rd;
 	char		 dir[PATH_MAX], path[PATH_MAX + 16], err[512];
 	json_t		*m = NULL, *ans = NULL;
-	int		 fd, rc = 1, ok = 0;
+	int		 fd, rc = 1, ok = 0, known = 0;
 	char		*end;
 	long		 rank;
 
 	if (argc < 3)
 		return cmd_usage(&cmd_ctl_entry);
 	for (size_t i = 0; i < sizeof simple / sizeof simple[0]; i++) {
-		if (strcmp(argv[2], simple[i]) == 0 && argc == 3)
+		if (strcmp(argv[2], simple[i]) == 0 && argc == 3 && ++known)
 			m = json_pack("{s:s, s:s, s:s}", "t", MSG_CMD, "cmd",
 			    simple[i], "job", argv[1]);
 	}
 	if (strcmp(argv[2], "migrate") == 0 && argc == 5) {
+		known = 1;
 		rank = strtol(argv[3], &end, 10);
 		if (*end != '\0' || rank < 0) {
 			fprintf(stderr, "hunter ctl: bad rank '%s'\n", argv[3]);
@@ -46,6 +47,11 @@ cmd_ctl(int argc, char **argv)
 		}
 		m = json_pack("{s:s, s:s, s:s, s:i, s:s}", "t", MSG_CMD, "cmd",
 		    "migrate", "job", argv[1], "rank", (int)rank, "node", argv[4]);
+	}
+	if (m == NULL && known) {	/* json_pack refused a name */
+		fprintf(stderr, "hunter ctl: the job or node name is not "
+		    "UTF-8\n");
+		return 2;
 	}
 	if (m == NULL)
 		return cmd_usage(&cmd_ctl_entry);

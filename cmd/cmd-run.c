@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "lib/clock.h"
+#include "lib/xmalloc.h"
 #include "backend/spec/spec.h"
 #include "backend/proto/proto.h"
 #include "backend/core/backend.h"
@@ -36,13 +37,20 @@ run_on_signal(int sig)
 	run_interrupts++;
 }
 
+/* One JSON line, with what a terminal would act on (C1 controls and bidi
+ * overrides, which JSON allows raw) escaped: the stream is often read on
+ * one. */
 static void
 print_json(const json_t *obj)
 {
 	char	*s = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	size_t	 size = 6 * strlen(s) + 1;
+	char	*out = xmalloc(size);
 
-	printf("%s\n", s);
+	sanitize_json(out, size, s);
+	printf("%s\n", out);
 	fflush(stdout);
+	free(out);
 	free(s);
 }
 
@@ -83,12 +91,28 @@ run_on_frame(void *arg, const json_t *m)
 	}
 	switch (k) {
 	case PK_EPOCH:
-		printf("%s epoch %d/%d  loss %.4f  test_acc %.4f  samples/s "
-		    "%.0f  data_wait %.1f%%\n", str(m, "job"),
+		printf("%s epoch %d/%d  loss %.4f  ", str(m, "job"),
 		    (int)json_integer_value(json_object_get(m, "epoch")),
 		    (int)json_integer_value(json_object_get(m, "epochs")),
-		    num(m, "loss"), num(m, "test_acc"), num(m, "samples_per_s"),
-		    num(m, "data_wait_pct"));
+		    num(m, "loss"));
+		/* A token model has a validation loss, no accuracy. */
+		if (json_object_get(m, "val_loss") != NULL)
+			printf("val_loss %.4f  perplexity %.2f  tokens/s %.0f",
+			    num(m, "val_loss"), num(m, "perplexity"),
+			    num(m, "tokens_per_s"));
+		else
+			printf("test_acc %.4f  samples/s %.0f", num(m,
+			    "test_acc"), num(m, "samples_per_s"));
+		printf("  data_wait %.1f%%\n", num(m, "data_wait_pct"));
+		break;
+	case PK_EVAL:
+		printf("%s step %lld  ", str(m, "job"), (long long)
+		    json_integer_value(json_object_get(m, "step")));
+		if (json_object_get(m, "val_loss") != NULL)
+			printf("val_loss %.4f  perplexity %.2f\n", num(m,
+			    "val_loss"), num(m, "perplexity"));
+		else
+			printf("test_acc %.4f\n", num(m, "test_acc"));
 		break;
 	case PK_EVENT:
 		r = json_object_get(m, "rank");
@@ -113,8 +137,10 @@ static void
 run_summary(const struct run_ctx *ctx, const struct job_state *j)
 {
 	json_t	*s = j->summary != NULL ? json_deep_copy(j->summary) :
-	    json_pack("{s:s, s:s}", "t", MSG_SUMMARY, "job", j->name);
+	    json_object();
 
+	json_object_set_new(s, "t", json_string(MSG_SUMMARY));
+	json_object_set_new(s, "job", json_string(j->name));
 	/* The job's state is the backend's verdict over all ranks. */
 	json_object_set_new(s, "state", json_string(j->state));
 	/* The worker's wall_s covers its own generation; a job that failed
@@ -128,15 +154,25 @@ run_summary(const struct run_ctx *ctx, const struct job_state *j)
 	}
 	json_object_del(s, "node");
 	json_object_del(s, "run");
+	if (j->reason[0] != '\0')	/* why it failed, or why it waited */
+		json_object_set_new(s, "reason", json_string(j->reason));
 	if (ctx->json)
 		print_json(s);
 	else {
-		printf("summary: %s  epochs %d  steps %lld  test_acc %.4f  "
-		    "samples/s %.0f  data_wait %.1f%%  wall %.1fs  micro %d x "
-		    "accum %d x %d ranks\n", j->state,
+		if (j->reason[0] != '\0')
+			printf("summary: %s: %s\n", j->state, str(s, "reason"));
+		printf("summary: %s  epochs %d  steps %lld  ", j->state,
 		    (int)json_integer_value(json_object_get(s, "epochs")),
-		    (long long)json_integer_value(json_object_get(s, "steps")),
-		    num(s, "test_acc"), num(s, "samples_per_s"),
+		    (long long)json_integer_value(json_object_get(s, "steps")));
+		if (json_object_get(s, "val_loss") != NULL)
+			printf("val_loss %.4f  perplexity %.2f  ", num(s,
+			    "val_loss"), num(s, "perplexity"));
+		if (json_object_get(s, "tokens_per_s") != NULL)
+			printf("tokens/s %.0f  ", num(s, "tokens_per_s"));
+		else
+			printf("test_acc %.4f  ", num(s, "test_acc"));
+		printf("samples/s %.0f  data_wait %.1f%%  wall %.1fs  micro %d x "
+		    "accum %d x %d ranks\n", num(s, "samples_per_s"),
 		    num(s, "data_wait_pct"), num(s, "wall_s"),
 		    (int)json_integer_value(json_object_get(s, "micro_batch")),
 		    (int)json_integer_value(json_object_get(s, "accum")), j->world);
@@ -230,7 +266,7 @@ cmd_run(int argc, char **argv)
 	struct job_state	*j;
 	struct sigaction	 sa = { .sa_handler = run_on_signal };
 	const char		*cluster_file = NULL, *name = NULL;
-	char			 err[2048];
+	char			 err[2048], own[SPEC_NAME_MAX];
 	int			 c, attach = 0, asked = 0, rc;
 
 	optind = 1;
@@ -293,6 +329,8 @@ cmd_run(int argc, char **argv)
 		return 1;
 	}
 	j = backend_job(b, NULL);
+	/* Its own job, by name: jobs submitted on console.sock come later. */
+	snprintf(own, sizeof own, "%s", j->name);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
@@ -305,10 +343,12 @@ cmd_run(int argc, char **argv)
 			break;
 		}
 		if (run_interrupts == 1 && !asked) {
-			fprintf(stderr, "hunter run: stopping %s at the next step "
-			    "(Ctrl-C again to detach and leave it running)\n",
-			    j->name);
+			/* With no rank running it ends at once (the summary). */
 			backend_stop_job(b, j->name);
+			if (!j->done)
+				fprintf(stderr, "hunter run: stopping %s at the next "
+				    "step (Ctrl-C again to detach and leave it "
+				    "running)\n", j->name);
 			asked = 1;
 		} else if (run_interrupts > 1) {
 			fprintf(stderr, "hunter run: detached; job %s keeps "
@@ -316,7 +356,7 @@ cmd_run(int argc, char **argv)
 			rc = 130;
 			break;
 		}
-		j = backend_job(b, NULL);
+		j = backend_job(b, own);
 	}
 	if (j->done) {
 		run_summary(&ctx, j);

@@ -1,12 +1,26 @@
 /*
  * cmd-validate.c: `hunter validate FILE...` checks job and cluster files
- * and prints every error as file:line:col: message; a program job's
- * argv[0] is looked up here, on this node.
+ * and prints every error as file:line:col: message; a gpt job's token
+ * shards or text are checked too, and a program job's argv[0] is looked
+ * up here, on this node.
  */
 #include <stdio.h>
 
 #include "backend/spec/spec.h"
+#include "backend/worker/tokens.h"
 #include "cmd/cmd.h"
+
+/* A language model's data is checked as its worker would check it: each
+ * shard's header, count and tokens, or that the text is there. */
+static int
+validate_data(const struct job_spec *j, char *err, size_t errlen)
+{
+	if (j->data.format == FORMAT_IMAGES)
+		return 0;
+	return tokens_check_data(j->data.format == FORMAT_TEXT,
+	    j->data.train, j->data.val, j->data.path[0] != '\0' ?
+	    j->data.path : SPEC_TEXT_DEFAULT, spec_vocab(j), err, errlen);
+}
 
 static int
 cmd_validate(int argc, char **argv)
@@ -27,8 +41,15 @@ cmd_validate(int argc, char **argv)
 				spec_cluster_free(&c);
 		} else {
 			struct job_spec j;
+			char	 err[1024];
 
 			rc = spec_check_job_here(argv[i], &j, &errs);
+			if (rc == 0 && j.kind != JOB_PROGRAM &&
+			    validate_data(&j, err, sizeof err) != 0) {
+				spec_error_add(&errs, argv[i], 0, 0, "data: %s",
+				    err);
+				rc = -1;
+			}
 		}
 		if (rc != 0) {
 			spec_errors_print(stdout, &errs);

@@ -19,6 +19,7 @@
 
 #include "build-id.h"
 #include "lib/cuda-probe.h"
+#include "lib/xmalloc.h"
 #include "backend/proto/gloo-version.h"
 #include "backend/worker/worker.h"
 #include "backend/agent/agent.h"
@@ -32,6 +33,7 @@ static const struct cmd_entry *cmd_table[] = {
 	&cmd_bench_entry,
 	&cmd_agent_entry,
 	&cmd_ctl_entry,
+	&cmd_sample_entry,
 	&cmd_worker_entry,
 };
 #define N_CMDS (sizeof cmd_table / sizeof cmd_table[0])
@@ -113,6 +115,10 @@ wants_console(int argc, char **argv)
 int
 main(int argc, char **argv)
 {
+	/* jansson's allocations abort as ours do: a json_pack that fails is
+	 * then always bad input (a NULL or non-UTF-8 string), which every
+	 * caller checks (proto_pack). */
+	json_set_alloc_funcs(xmalloc, free);
 	if (wants_console(argc, argv))
 		return console_main(argc, argv);
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -102,4 +103,22 @@ net_unix_alive(const char *path)
 		return 0;
 	close(fd);
 	return 1;
+}
+
+long
+net_raise_nofile(long want)
+{
+	struct rlimit	 rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return -1;
+	if (rl.rlim_cur != RLIM_INFINITY && (rlim_t)want > rl.rlim_cur) {
+		rlim_t cur = rl.rlim_cur;
+
+		rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ||
+		    (rlim_t)want < rl.rlim_max ? (rlim_t)want : rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+			rl.rlim_cur = cur;
+	}
+	return rl.rlim_cur == RLIM_INFINITY ? want : (long)rl.rlim_cur;
 }

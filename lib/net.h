@@ -13,6 +13,9 @@ int	net_listen_unix(const char *path, char *err, size_t errlen);
 /* Connect to path.  fd, or -1 with errno and err set. */
 int	net_connect_unix(const char *path, char *err, size_t errlen);
 int	net_set_nonblock(int fd, int on);
+/* Raise this process's open-file limit (the soft one, up to the hard
+ * one) to want; returns the limit it has now. */
+long	net_raise_nofile(long want);
 /* Whether something accepts connections on path now. */
 int	net_unix_alive(const char *path);
 

@@ -31,7 +31,13 @@ action_running_job(struct console *c)
 static void
 action_post(struct console *c, const char *cmd, const char *job)
 {
-	backend_post(c->b, json_pack("{s:s, s:s}", "cmd", cmd, "job", job));
+	json_t	*m = json_pack("{s:s, s:s}", "cmd", cmd, "job", job);
+
+	if (m == NULL) {	/* names are ASCII: cannot happen */
+		console_say(c, EL_EVENT_ERROR, "%s: cannot encode the command", cmd);
+		return;
+	}
+	backend_post(c->b, m);
 	console_say(c, EL_MESSAGE, "%s sent to %s", cmd, job);
 }
 
@@ -105,13 +111,18 @@ action_migrate_node(struct console *c, bool ok)
 {
 	struct job_state *j = console_job(c);
 	int		 r = c->modal.arg, n;
+	json_t		*m;
 
 	if (!ok || j == NULL || j->done || c->modal.sel >= c->modal.nitems)
 		return ACT_REDRAW;
 	n = c->modal.map[c->modal.sel];
-	backend_post(c->b, json_pack("{s:s, s:s, s:i, s:s}", "cmd", "migrate",
-	    "job", j->name, "rank", r, "node",
-	    backend_node_at(c->b, n)->spec->name));
+	if ((m = json_pack("{s:s, s:s, s:i, s:s}", "cmd", "migrate", "job",
+	    j->name, "rank", r, "node", backend_node_at(c->b, n)->spec->name)) ==
+	    NULL) {
+		console_say(c, EL_EVENT_ERROR, "migrate: cannot encode the command");
+		return ACT_REDRAW;
+	}
+	backend_post(c->b, m);
 	console_say(c, EL_MESSAGE, "migrate sent: %s rank %d to %s", j->name,
 	    r, backend_node_at(c->b, n)->spec->name);
 	return ACT_REDRAW;

@@ -208,7 +208,11 @@ console_main(int argc, char **argv)
 		case 'c': cluster_file = optarg; break;
 		case 't': theme = optarg; break;
 		case 'T': takeover = true; break;
-		case 'S': simulate = atoi(optarg); break;
+		case 'S':
+			simulate = atoi(optarg);
+			if (simulate > SPEC_MAX_NODES)
+				simulate = SPEC_MAX_NODES;
+			break;
 		default:
 			fprintf(stderr, "usage: hunter [--cluster FILE] [--theme "
 			    "NAME] [--takeover] [JOB.yaml...]\n");

@@ -82,6 +82,8 @@ struct console {
 	struct backend	*b;
 	const char	*cluster_name;
 	bool		 simulated;
+	double		 peak_gflops;	/* sgemm, one thread; 0: not measured */
+	double		 peak_retry;	/* when to look for it again */
 	struct feed	 feed;		/* the observer's; under the lock */
 
 	enum screen_id	 scr;
@@ -137,6 +139,9 @@ struct job_info {
 	enum elem	 state_e;
 	bool		 has_step, has_loss, has_acc, has_samples;
 	bool		 has_tune, has_bytes, has_ratio, has_density;
+	bool		 tokens;	/* a token model: val loss, no acc */
+	bool		 has_val, has_mfu;
+	double		 val_loss, tokens_per_s, mfu;
 	long		 step;
 	int		 epoch, epochs;	/* epochs done, of the spec's */
 	double		 loss, acc, samples_per_s;

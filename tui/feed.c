@@ -259,13 +259,21 @@ feed_on_frame(void *ctx, const json_t *m)
 		    feed_str(m, "line"));
 		break;
 	case PK_EPOCH:
-		snprintf(line, sizeof line, "epoch %lld/%lld  loss %.4f  "
-		    "test_acc %.4f  samples/s %.0f",
+		snprintf(line, sizeof line, "epoch %lld/%lld  loss %.4f  ",
 		    (long long)json_integer_value(json_object_get(m, "epoch")),
 		    (long long)json_integer_value(json_object_get(m, "epochs")),
-		    json_number_value(json_object_get(m, "loss")),
-		    json_number_value(json_object_get(m, "test_acc")),
-		    json_number_value(json_object_get(m, "samples_per_s")));
+		    json_number_value(json_object_get(m, "loss")));
+		/* A token model: validation loss and tokens/s. */
+		if (json_object_get(m, "val_loss") != NULL)
+			snprintf(line + strlen(line), sizeof line - strlen(line),
+			    "val_loss %.4f  tokens/s %.0f", json_number_value(
+			    json_object_get(m, "val_loss")), json_number_value(
+			    json_object_get(m, "tokens_per_s")));
+		else
+			snprintf(line + strlen(line), sizeof line - strlen(line),
+			    "test_acc %.4f  samples/s %.0f", json_number_value(
+			    json_object_get(m, "test_acc")), json_number_value(
+			    json_object_get(m, "samples_per_s")));
 		feed_add(f, feed_str(m, "job"), 0, feed_str(m, "node"), "epoch",
 		    line);
 		f->gen_jobs++;
@@ -278,6 +286,10 @@ feed_on_frame(void *ctx, const json_t *m)
 		if (json_is_number(acc) && json_number_value(acc) > 0)
 			snprintf(line + strlen(line), sizeof line - strlen(line),
 			    ", test_acc %.4f", json_number_value(acc));
+		if (json_is_number(json_object_get(m, "val_loss")))
+			snprintf(line + strlen(line), sizeof line - strlen(line),
+			    ", val_loss %.4f", json_number_value(
+			    json_object_get(m, "val_loss")));
 		feed_add(f, feed_str(m, "job"), -1, "", "summary", line);
 		f->gen_jobs++;
 		break;

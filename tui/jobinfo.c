@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/clock.h"
+#include "lib/peak.h"
 #include "tui/console.h"
 
 long
@@ -73,6 +75,48 @@ job_info_summary(const json_t *s, struct job_info *ji)
 	}
 }
 
+/*
+ * A token model's figures: the newest validation loss (an eval frame or
+ * an epoch's, whichever is later), tokens/s, and MFU: the model's FLOPs a
+ * second over the peak of one thread (`hunter bench sgemm`, cached) times
+ * the ranks, unknown until that is measured.
+ */
+static void
+job_info_tokens(struct console *c, const struct job_state *j,
+    struct job_info *ji)
+{
+	const struct spec_model_kind *k = spec_model_kind(j->spec.model.type);
+	json_t	*lists[2] = { j->evals, j->epochs };
+	long	 best = -1;
+
+	ji->tokens = true;
+	for (int i = 0; i < 2; i++) {
+		size_t	 n = json_array_size(lists[i]);
+		json_t	*e = n > 0 ? json_array_get(lists[i], n - 1) : NULL;
+		json_t	*v = json_object_get(e, "val_loss");
+		long	 st = (long)json_integer_value(json_object_get(e, "step"));
+
+		if (json_is_number(v) && st > best) {
+			best = st;
+			ji->has_val = true;
+			ji->val_loss = json_number_value(v);
+		}
+	}
+	if (!ji->has_samples)
+		return;
+	ji->tokens_per_s = ji->samples_per_s * j->spec.model.context;
+	if (c->peak_gflops == 0 && clock_mono() > c->peak_retry) {
+		if (peak_read(backend_state_dir(c->b), &c->peak_gflops) != 0)
+			c->peak_gflops = 0;
+		c->peak_retry = clock_mono() + 30;
+	}
+	if (c->peak_gflops > 0 && k != NULL && k->flops_per_sample != NULL) {
+		ji->has_mfu = true;
+		ji->mfu = ji->samples_per_s * k->flops_per_sample(&j->spec) /
+		    (c->peak_gflops * 1e9 * j->world);
+	}
+}
+
 void
 job_info(struct console *c, const struct job_state *j, struct job_info *ji)
 {
@@ -122,9 +166,11 @@ job_info(struct console *c, const struct job_state *j, struct job_info *ji)
 			ji->epochs = (int)json_integer_value(json_object_get(e,
 			    "epochs"));
 		ji->epoch = (int)json_integer_value(json_object_get(e, "epoch"));
-		ji->has_acc = true;
+		ji->has_acc = json_is_number(json_object_get(e, "test_acc"));
 		ji->acc = json_number_value(json_object_get(e, "test_acc"));
 	}
+	if (j->spec.data.format != FORMAT_IMAGES)
+		job_info_tokens(c, j, ji);
 	if (j->summary != NULL) {
 		json_t *st = json_object_get(j->summary, "steps");
 

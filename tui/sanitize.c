@@ -6,9 +6,14 @@
  * terminal treats as a control goes, in each spelling: 7-bit (ESC x),
  * raw 8-bit C1 bytes, and C1 code points encoded as UTF-8 (C2 80..9F).
  * Printable UTF-8 is kept; malformed UTF-8 becomes '?'.
+ *
+ * sanitize_json keeps JSON text whole instead: what a terminal would act
+ * on inside its strings becomes a \uXXXX escape, which a parser reads as
+ * the same string.
  */
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "tui/sanitize.h"
@@ -200,4 +205,56 @@ size_t
 sanitize(char *out, size_t outsz, const char *s)
 {
 	return sanitize_n(out, outsz, s, s != NULL ? strlen(s) : 0);
+}
+
+/* Whether a terminal acts on code point cp: C0, DEL, C1 or bidi. */
+static bool
+sanitize_acts(uint32_t cp)
+{
+	return cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) ||
+	    sanitize_is_bidi(cp);
+}
+
+size_t
+sanitize_json(char *out, size_t outsz, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t		 i = 0, o = 0, n, len = strlen(str);
+	uint32_t	 cp;
+	bool		 in = false, bad;	/* in: within a string */
+
+	while (i < len) {
+		if ((bad = (n = sanitize_utf8(s, i, len, &cp)) == 0))
+			n = 1;
+		if (!bad && sanitize_acts(cp) && in) {
+			if (o + 6 >= outsz)
+				return (size_t)-1;
+			o += (size_t)snprintf(out + o, 7, "\\u%04x", cp);
+			i += n;
+			continue;
+		}
+		/* Outside strings only JSON's whitespace may stand. */
+		if (!bad && sanitize_acts(cp) && cp != '\t' && cp != '\n' &&
+		    cp != '\r')
+			bad = true;
+		/* An escape's second byte (\" among them) goes with it. */
+		if (!bad && in && cp == '\\' && i + 1 < len &&
+		    s[i + 1] >= 0x20 && s[i + 1] < 0x7f)
+			n = 2;
+		else if (!bad && cp == '"')
+			in = !in;
+		if (o + n >= outsz)
+			return (size_t)-1;
+		if (bad)
+			out[o++] = '?';
+		else {
+			memcpy(out + o, s + i, n);
+			o += n;
+		}
+		i += n;
+	}
+	if (o >= outsz)
+		return (size_t)-1;
+	out[o] = '\0';
+	return o;
 }

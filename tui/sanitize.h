@@ -18,5 +18,14 @@
 size_t	sanitize_n(char *out, size_t outsz, const char *s, size_t len);
 /* The same for a NUL-terminated string. */
 size_t	sanitize(char *out, size_t outsz, const char *s);
+/*
+ * Copy the JSON text s into out with what a terminal would act on inside
+ * its strings (C0 controls, DEL, C1 controls, the bidi overrides: JSON
+ * allows the last three raw) written as \uXXXX escapes, so that a parser
+ * reads the same strings and a terminal is not steered.  Bytes that are
+ * not UTF-8 become '?'.  Returns the length, or (size_t)-1 when out is too
+ * small (6 * strlen(s) + 1 bytes always do).
+ */
+size_t	sanitize_json(char *out, size_t outsz, const char *s);
 
 #endif

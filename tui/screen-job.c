@@ -207,6 +207,13 @@ job_epoch_get(const void *ctx, int i)
 	    (size_t)i), "loss"));
 }
 
+static float
+job_val_get(const void *ctx, int i)
+{
+	return (float)json_number_value(json_object_get(json_array_get(ctx,
+	    (size_t)i), "val_loss"));
+}
+
 static void
 job_chart(struct console *c, int id, int y, int x, int h, int w, uint64_t key,
     const char *title, struct chart_model *m)
@@ -257,12 +264,24 @@ job_info_box(struct console *c, struct job_state *j, WINDOW *w, int wd)
 	snprintf(title, sizeof title, "job %s", j->name);
 	draw_box(w, title, false);
 	x += draw_text(w, 1, x, wd - 4, ji.state_e, ji.state);
-	draw_textf(w, 1, x, wd - 2 - x, EL_TEXT, "  epoch %d/%d  step %s  loss "
-	    "%s  acc %s  samples/s %s", ji.epoch, ji.epochs,
-	    fmt_num(step, sizeof step, ji.has_step, "%.0f", (double)ji.step),
-	    fmt_num(loss, sizeof loss, ji.has_loss, "%.4f", ji.loss),
-	    fmt_num(acc, sizeof acc, ji.has_acc, "%.4f", ji.acc),
-	    fmt_si(sps, sizeof sps, ji.has_samples, ji.samples_per_s));
+	if (ji.tokens)		/* a language model: no accuracy */
+		draw_textf(w, 1, x, wd - 2 - x, EL_TEXT, "  epoch %d/%d  step "
+		    "%s  loss %s  val %s  ppl %s  tokens/s %s  MFU %s",
+		    ji.epoch, ji.epochs, fmt_num(step, sizeof step, ji.has_step,
+		    "%.0f", (double)ji.step), fmt_num(loss, sizeof loss,
+		    ji.has_loss, "%.4f", ji.loss), fmt_num(acc, sizeof acc,
+		    ji.has_val, "%.4f", ji.val_loss), fmt_num(ratio, sizeof ratio,
+		    ji.has_val, "%.2f", exp(ji.val_loss)), fmt_si(sps, sizeof sps,
+		    ji.has_samples, ji.tokens_per_s), fmt_num(dens, sizeof dens,
+		    ji.has_mfu, "%.1f%%", 100 * ji.mfu));
+	else
+		draw_textf(w, 1, x, wd - 2 - x, EL_TEXT, "  epoch %d/%d  step "
+		    "%s  loss %s  acc %s  samples/s %s", ji.epoch, ji.epochs,
+		    fmt_num(step, sizeof step, ji.has_step, "%.0f",
+		    (double)ji.step), fmt_num(loss, sizeof loss, ji.has_loss,
+		    "%.4f", ji.loss), fmt_num(acc, sizeof acc, ji.has_acc, "%.4f",
+		    ji.acc), fmt_si(sps, sizeof sps, ji.has_samples,
+		    ji.samples_per_s));
 	x = 2;
 	if (ji.has_tune)
 		x += draw_textf(w, 2, x, wd - 4, EL_TEXT, "autotune: micro-batch "
@@ -316,14 +335,22 @@ job_draw(struct console *c)
 	cm = (struct chart_model){ job_series_get, &j->ranks[0].h_loss,
 	    j->ranks[0].h_loss.len, EL_CHART_LINE, "%.4f", "waiting for steps" };
 	job_chart(c, P_LOSS, top + ih, 0, ch, W / 2, key, "loss per step", &cm);
-	cm = (struct chart_model){ job_epoch_get, j->epochs,
-	    (int)json_array_size(j->epochs), EL_CHART_EPOCH, "%.4f",
-	    "no epoch yet" };
-	job_chart(c, P_EPOCH, top + ih, W / 2, ch, W / 4, key, "loss per epoch",
-	    &cm);
+	/* A language model's middle chart is its validation loss, at every
+	 * train.eval_every; an image model's the loss of each epoch. */
+	if (j->spec.data.format != FORMAT_IMAGES && json_array_size(j->evals) > 0)
+		cm = (struct chart_model){ job_val_get, j->evals,
+		    (int)json_array_size(j->evals), EL_CHART_EPOCH, "%.4f",
+		    "no evaluation yet" };
+	else
+		cm = (struct chart_model){ job_epoch_get, j->epochs,
+		    (int)json_array_size(j->epochs), EL_CHART_EPOCH, "%.4f",
+		    "no epoch yet" };
+	job_chart(c, P_EPOCH, top + ih, W / 2, ch, W / 4, key,
+	    cm.get == job_val_get ? "validation loss" : "loss per epoch", &cm);
 	cm = (struct chart_model){ job_series_get, &j->ranks[0].h_samples,
 	    j->ranks[0].h_samples.len, EL_CHART_LINE, "%.0f", "waiting for steps" };
 	job_chart(c, P_TPUT, top + ih, W / 2 + W / 4, ch, W - W / 2 - W / 4, key,
+	    j->spec.data.format != FORMAT_IMAGES ? "samples/s (windows)" :
 	    "samples/s", &cm);
 	x.median = job_median_step_ms(c, j);
 	job_table(c, &x, &tm);

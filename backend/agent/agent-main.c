@@ -14,10 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "backend/agent/agent.h"
 #include "lib/net.h"
 #include "lib/nvml.h"
 #include "lib/statedir.h"
+#include "backend/agent/agent.h"
 
 /* Fork into the background, detached from the terminal and from the
  * caller's session, with stdio on DIR/agent.log. */

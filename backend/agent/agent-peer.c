@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "lib/nvml.h"
+#include "lib/utf8.h"
 #include "lib/xmalloc.h"
 #include "backend/agent/agent.h"
 
@@ -85,15 +86,20 @@ agent_command(struct agent *a, struct agent_peer *p, const json_t *msg)
 	const char	*cmd = json_string_value(json_object_get(msg, "cmd"));
 	const char	*job = json_string_value(json_object_get(msg, "job"));
 	json_t		*r = json_object_get(msg, "rank");
-	char		 err[512];
+	char		 err[512], perr[128];
+	json_t		*ev;
 
 	if (strcmp(cmd, "launch") == 0) {
 		if (agent_spawn(a, msg, err, sizeof err) != 0) {
 			agent_log(a, "launch failed: %s", err);
-			proto_send_new(p->fd, json_pack("{s:s, s:s, s:s, s:O?, "
+			ev = proto_pack(perr, sizeof perr, "{s:s, s:s, s:s?, s:O?, "
 			    "s:s, s:s}", "t", MSG_EVENT, "kind", "failed",
 			    "job", job, "rank", r, "node", a->node,
-			    "reason", err));
+			    "reason", utf8_fix(err, sizeof err));
+			if (ev == NULL)
+				agent_log(a, "the launch failure: %s", perr);
+			else
+				proto_send_new(p->fd, ev);
 		}
 	} else if (strcmp(cmd, "kill") == 0) {
 		agent_signal_workers(a, job, json_is_integer(r) ?
@@ -115,9 +121,14 @@ agent_command(struct agent *a, struct agent_peer *p, const json_t *msg)
 static void
 agent_refuse_peer(struct agent *a, int i, const char *why)
 {
+	char	 text[512], err[128];
+	json_t	*m;
+
 	agent_log(a, "refusing a peer: %s", why);
-	proto_send_new(a->peers[i].fd, json_pack("{s:s, s:s, s:s}", "t",
-	    MSG_ERROR, "node", a->node, "reason", why));
+	snprintf(text, sizeof text, "%s", why);	/* may quote the peer */
+	if ((m = proto_pack(err, sizeof err, "{s:s, s:s, s:s}", "t", MSG_ERROR,
+	    "node", a->node, "reason", utf8_fix(text, sizeof text))) != NULL)
+		proto_send_new(a->peers[i].fd, m);
 	agent_close_peer(a, i, why);
 }
 

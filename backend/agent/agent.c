@@ -93,6 +93,7 @@ agent_record(struct agent *a, const json_t *msg)
 {
 	switch (proto_kind(msg, NULL, 0)) {
 	case PK_EPOCH:
+	case PK_EVAL:
 	case PK_EVENT:
 	case PK_SUMMARY:
 	case PK_EXIT:

@@ -18,6 +18,7 @@
 
 #include "lib/clock.h"
 #include "lib/net.h"
+#include "lib/utf8.h"
 #include "backend/agent/agent.h"
 
 #define RANKLOG_RATE	20
@@ -37,36 +38,6 @@ ranklog_open(struct agent_worker *w, int out, const char *path)
 		w->logfd = -1;		/* the lines still go to the backend */
 }
 
-/* Length of the UTF-8 sequence at s (n bytes left), or 0 if invalid. */
-static size_t
-utf8_len(const unsigned char *s, size_t n)
-{
-	size_t	 len;
-	unsigned min;
-	unsigned cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0) {
-		len = 2, min = 0x80, cp = s[0] & 0x1f;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		len = 3, min = 0x800, cp = s[0] & 0x0f;
-	} else if ((s[0] & 0xf8) == 0xf0) {
-		len = 4, min = 0x10000, cp = s[0] & 0x07;
-	} else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
 void
 ranklog_clean(char *s, size_t n)
 {
@@ -78,7 +49,7 @@ ranklog_clean(char *s, size_t n)
 			if ((u[i] < 0x20 && u[i] != '\t') || u[i] == 0x7f)
 				u[i] = '?';
 			i++;
-		} else if ((k = utf8_len(u + i, n - i)) == 0)
+		} else if ((k = utf8_seq(u + i, n - i)) == 0)
 			u[i++] = '?';
 		else
 			i += k;

@@ -19,8 +19,8 @@
 
 #include "lib/clock.h"
 #include "lib/xmalloc.h"
-#include "backend/agent/sampler.h"
 #include "backend/agent/sampler-internal.h"
+#include "backend/agent/sampler.h"
 
 /* Longest line handed to a parser; longer ones (the intr line of
  * /proc/stat) are cut, which no parser here minds. */

@@ -11,6 +11,12 @@
  *
  * A group of one never touches Gloo: its collectives are copies or
  * nothing.
+ *
+ * Gloo's TCP mesh has no authentication and no encryption: whoever
+ * reaches a rank's port can join the rendezvous or feed it gradients.  So
+ * it binds to the node's address only (127.0.0.1 for local nodes), never
+ * to every interface: a wildcard address, or a name that resolves to one,
+ * is refused before Gloo sees it.
  */
 #include "config.h"
 
@@ -39,6 +45,7 @@
 #include <gloo/transport/tcp/device.h>
 
 #include "lib/errf.h"
+#include "lib/ipscope.h"
 #include "backend/comm/comm-backend.h"
 
 namespace {
@@ -145,6 +152,29 @@ comm_ignore_sigpipe(void)
 
 static void gloo_destroy(void *);
 
+/* Whether the mesh may bind to cf->bind_addr: one that resolves, and to
+ * no wildcard. */
+static bool
+gloo_bind_ok(const struct comm_config *cf, char *err, size_t errlen)
+{
+	enum ip_scope	 scope;
+	char		 why[512];
+
+	if (ip_scope_of(cf->bind_addr, &scope, why, sizeof why) != 0) {
+		errf(err, errlen, "comm: rank %d: cannot bind the collective "
+		    "mesh: %s", cf->rank, why);
+		return false;
+	}
+	if (scope == IP_SCOPE_WILDCARD) {
+		errf(err, errlen, "comm: rank %d: will not bind the collective "
+		    "mesh to %s, every interface: Gloo's TCP has no "
+		    "authentication; set the node's addr to its address on the "
+		    "training network", cf->rank, cf->bind_addr);
+		return false;
+	}
+	return true;
+}
+
 /* comm.c has checked the rank, the world, the timeout and the store. */
 static void *
 gloo_init(const struct comm_config *cf, const struct comm_store *cs,
@@ -156,6 +186,8 @@ gloo_init(const struct comm_config *cf, const struct comm_store *cs,
 		    cf->rank);
 		return nullptr;
 	}
+	if (cf->world > 1 && !gloo_bind_ok(cf, err, errlen))
+		return nullptr;
 
 	std::unique_ptr<struct comm_gloo> c(new (std::nothrow)
 	    struct comm_gloo());

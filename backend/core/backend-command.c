@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
 #include "backend/core/backend-internal.h"
 #include "backend/core/backend-program.h"
@@ -18,18 +19,27 @@ static const char *job_cmd_names[JOB_CMD_COUNT] = { "stop", "pause",
 void
 backend_send_cmd(struct backend *b, struct job_state *j, enum job_cmd c)
 {
-	json_t	*m = json_pack("{s:s, s:s, s:s, s:I}", "t", MSG_CMD, "cmd",
-	    job_cmd_names[c], "job", j->name, "seq", (json_int_t)++j->seq[c]);
-	bool	 sent[1024] = { false };
+	char	 err[128];
+	json_t	*m = proto_pack(err, sizeof err, "{s:s, s:s, s:s, s:I}", "t",
+	    MSG_CMD, "cmd", job_cmd_names[c], "job", j->name, "seq",
+	    (json_int_t)++j->seq[c]);
+	bool	*sent;
 
+	if (m == NULL) {
+		backend_event(b, j->name, "refused", -1, NULL, "%s: %s",
+		    job_cmd_names[c], err);
+		return;
+	}
+	sent = xcalloc((size_t)b->fleet.n + 1, sizeof *sent);
 	for (int r = 0; r < j->world; r++) {
 		int n = j->ranks[r].node;
 
-		if (n < 1024 && !sent[n]) {
+		if (n >= 0 && n < b->fleet.n && !sent[n]) {
 			sent[n] = true;
 			fleet_send(&b->fleet.nodes[n], m);
 		}
 	}
+	free(sent);
 	json_decref(m);
 }
 
@@ -40,6 +50,24 @@ backend_stop_job(struct backend *b, const char *name)
 
 	if (j == NULL || j->done)
 		return;
+	/* Nothing runs to stop at a step: it ends now.  A queued job keeps
+	 * why it waited; one whose ranks all failed, why they did. */
+	if (j->queued || !backend_job_running(j)) {
+		bool	 failed = false;
+
+		for (int r = 0; !j->queued && r < j->world; r++) {
+			if (j->ranks[r].status == RANK_FAILED && !failed &&
+			    j->reason[0] == '\0')
+				snprintf(j->reason, sizeof j->reason, "rank %d: %s",
+				    r, j->ranks[r].exit_reason);
+			failed |= j->ranks[r].status == RANK_FAILED;
+		}
+		backend_event(b, j->name, "stopped", -1, NULL, "stopped %s%s%s",
+		    j->queued ? "in the queue" : "with no rank running",
+		    j->reason[0] != '\0' ? ": " : "", j->reason);
+		backend_end_job(b, j, failed ? "failed" : "stopped");
+		return;
+	}
 	backend_send_cmd(b, j, JOB_CMD_STOP);
 	if (j->prog != NULL) {
 		j->prog->stopping = true;

@@ -21,9 +21,14 @@
 static void
 kill_rank(struct backend *b, struct job_state *j, int r)
 {
-	json_t	*m = json_pack("{s:s, s:s, s:s, s:i}", "t", MSG_CMD, "cmd",
-	    "kill", "job", j->name, "rank", r);
+	char	 err[128];
+	json_t	*m = proto_pack(err, sizeof err, "{s:s, s:s, s:s, s:i}", "t",
+	    MSG_CMD, "cmd", "kill", "job", j->name, "rank", r);
 
+	if (m == NULL) {
+		backend_event(b, j->name, "refused", r, NULL, "kill: %s", err);
+		return;
+	}
 	fleet_send(&b->fleet.nodes[j->ranks[r].node], m);
 	json_decref(m);
 }

@@ -6,16 +6,21 @@
 #define HUNTER_BACKEND_INTERNAL_H
 
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 
 #include "backend/core/backend.h"
 
 #define MAX_CONSOLE_PEERS	16
+/* A console.sock client sends its command and reads the answer at once
+ * (hunter ctl, a takeover); one that says nothing this long is gone. */
+#define CONSOLE_IDLE_S		10
 #define BACKEND_EVENTS_MAX	500
 
 struct console_peer {
 	int		 fd;
 	struct proto_reader rd;
+	double		 last_seen;	/* CLOCK_MONOTONIC of its last bytes */
 };
 
 struct backend {
@@ -35,6 +40,8 @@ struct backend {
 	json_t		*events;	/* the newest, oldest first */
 	struct backend_observer obs;
 	int		 console_fd;
+	struct pollfd	*pfd;		/* the poll set: 2 + peers + nodes */
+	int		*pfd_node;	/* the node of each node entry */
 	struct console_peer peers[MAX_CONSOLE_PEERS];
 	int		 npeers;
 	bool		 detach;
@@ -71,13 +78,27 @@ backend_placing(const struct backend *b)
 /* A new job called name at the end of b->jobs, "running", zeroed. */
 struct job_state *backend_new_job(struct backend *, const char *name);
 void	backend_job_done(struct backend *, struct job_state *);
+/* Whether a rank of j runs (or is about to). */
+bool	backend_job_running(const struct job_state *);
+/* j is over, as state: its slots (if it was placed) go back to the
+ * queue, its store scope goes, the journal says so. */
+void	backend_end_job(struct backend *, struct job_state *,
+	    const char *state);
 void	backend_schedule(struct backend *);
-void	backend_launch_job(struct backend *, struct job_state *);
+/* Journal, announce (with placement's note, place.h) and launch j. */
+void	backend_launch_job(struct backend *, struct job_state *,
+	    const char *note);
 /* Launch every rank of j again, in place, as the next generation (a
  * program job's autotune trials and its run after them). */
 void	backend_launch_generation(struct backend *, struct job_state *);
 /* "local0, local0, local2, local2" for events (a static buffer). */
 const char *placement_text(struct backend *, const struct job_state *);
+/* The journal's batched fsync, and its rotation once it is full: the new
+ * file starts with the launch records of the live jobs, so a backend
+ * that re-attaches finds them there. */
+void	backend_journal_tick(struct backend *, double now);
+/* The store scope of j's run and generation (store.h): "RUN.gN". */
+void	backend_store_scope(const struct job_state *, char *buf, size_t len);
 
 /* backend-command.c */
 int	backend_command(struct backend *, const json_t *cmd);
@@ -101,6 +122,13 @@ int	backend_migrate(struct backend *, struct job_state *, const json_t *cmd);
 /* backend-detect.c: the detectors (backend/sched/detect.h) over each
  * live job, and their decisions applied; once a second. */
 void	detect_tick(struct backend *, double now);
+
+/* backend-console.c: console.sock's clients */
+void	backend_console_input(struct backend *, int peer);
+/* Take a client waiting on console.sock, or refuse it when full. */
+void	backend_console_accept(struct backend *);
+/* Close the clients silent for CONSOLE_IDLE_S. */
+void	backend_console_reap(struct backend *, double now);
 
 /* backend-poll.c */
 int	backend_poll_locked(struct backend *, int timeout_ms);

@@ -1,9 +1,9 @@
 /*
- * backend-jobs.c: a job's life: submit (read and check the job file,
- * queue, place, journal, launch each rank), the re-formation's relaunch
- * as the next generation, and the end of a job, which frees its slots
- * for the queue.  Re-attaching from the journal is backend-attach.c;
- * the commands front ends post are backend-command.c.
+ * backend-jobs.c: a job's life once placed: journal and launch each
+ * rank, the re-formation's relaunch as the next generation, and the end
+ * of a job, which frees its slots for the queue.  Submit and the queue
+ * are backend-queue.c; re-attaching from the journal is
+ * backend-attach.c; the commands front ends post are backend-command.c.
  */
 #include <errno.h>
 #include <dirent.h>
@@ -15,9 +15,9 @@
 #include <time.h>
 
 #include "lib/clock.h"
+#include "lib/utf8.h"
 #include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
-#include "backend/sched/queue.h"
 #include "backend/core/backend-internal.h"
 #include "backend/core/backend-program.h"
 
@@ -35,15 +35,10 @@ placement_text(struct backend *b, const struct job_state *j)
 	return buf;
 }
 
-/* Milliseconds since the epoch: unique enough for launches that the same
- * state directory's lock already serialises. */
-static long long
-backend_run_id(void)
+void
+backend_store_scope(const struct job_state *j, char *buf, size_t len)
 {
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	snprintf(buf, len, "%lld.g%d", j->run, j->generation);
 }
 
 struct job_state *
@@ -57,32 +52,6 @@ backend_new_job(struct backend *b, const char *name)
 	snprintf(j->name, sizeof j->name, "%s", name);
 	snprintf(j->state, sizeof j->state, "running");
 	return j;
-}
-
-static char *
-read_text(const char *path, char *err, size_t errlen)
-{
-	FILE	*f = fopen(path, "r");
-	char	*buf;
-	long	 n;
-
-	if (f == NULL) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	if (n < 0 || n > (1 << 20)) {
-		snprintf(err, errlen, "%s: not a job file (%ld bytes)", path, n);
-		fclose(f);
-		return NULL;
-	}
-	buf = xmalloc((size_t)n + 1);
-	n = (long)fread(buf, 1, (size_t)n, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
 }
 
 static void
@@ -141,12 +110,29 @@ inject_for(const struct job_state *j, int r, int rank, long value)
 	return j->generation == 0 && (rank < 0 || rank == r) ? (int)value : 0;
 }
 
+/* Rank r failed at its launch: the detector's failover, 2 s on, moves
+ * it to a spare or fails the job, which used to wait for it for ever. */
+static void
+backend_launch_failed(struct backend *b, struct job_state *j, int r,
+    const char *why)
+{
+	struct rank_state *rs = &j->ranks[r];
+
+	snprintf(rs->exit_reason, sizeof rs->exit_reason, "%s", why);
+	utf8_fix(rs->exit_reason, sizeof rs->exit_reason);
+	rs->status = RANK_FAILED;
+	if (j->fail_since == 0)
+		j->fail_since = clock_mono();
+	backend_event(b, j->name, "failed", r, b->cluster->nodes[rs->node].name,
+	    "rank %d: %s", r, rs->exit_reason);
+}
+
 static void
 backend_launch_rank(struct backend *b, struct job_state *j, int r)
 {
 	struct fleet_node *fn = &b->fleet.nodes[j->ranks[r].node];
 	const struct submit_opts *so = &j->opts;
-	char		 ckdir[PATH_MAX + 64];
+	char		 ckdir[PATH_MAX + 64], err[128];
 	json_t		*m;
 	int		 local = 0;
 
@@ -155,16 +141,32 @@ backend_launch_rank(struct backend *b, struct job_state *j, int r)
 	for (int i = 0; i < r; i++)
 		local += j->ranks[i].node == (int)(fn - b->fleet.nodes);
 	job_ckdir(b, j, ckdir, sizeof ckdir);
-	m = json_pack("{s:s, s:s, s:s, s:i, s:i, s:i, s:s, s:s, s:s, s:s, "
-	    "s:b, s:i, s:i, s:i, s:i}", "t", MSG_CMD, "cmd", "launch",
-	    "job", j->name, "rank", r, "world", j->world,
+	/* backend_submit checked that the paths are UTF-8. */
+	m = proto_pack(err, sizeof err, "{s:s, s:s, s:s, s:i, s:i, s:i, s:s, "
+	    "s:s, s:s, s:s, s:b, s:i, s:i, s:i, s:i, s:s}", "t", MSG_CMD,
+	    "cmd", "launch", "job", j->name, "rank", r, "world", j->world,
 	    "generation", j->generation, "node", fn->spec->name,
 	    "addr", fn->addr, "spec_file", j->spec_file, "spec_yaml", j->yaml,
 	    "resume", so->resume || j->generation > 0,
 	    "stop_after_epochs", so->stop_after_epochs,
 	    "trace_steps", so->trace_steps, "slow_data_ms", so->slow_data_ms,
-	    "timeout_ms", (int)(j->spec.policy.heartbeat_timeout_s * 1000));
-	json_object_set_new(m, "checkpoint_dir", json_string(ckdir));
+	    "timeout_ms", (int)(j->spec.policy.heartbeat_timeout_s * 1000),
+	    "checkpoint_dir", ckdir);
+	/* A new process: its figures start afresh, and so do the series
+	 * the detectors judge it by (the charts keep theirs).  A new
+	 * process's memory grows as it warms up; read against the old
+	 * one's samples that looks like a leak, and restarts it again. */
+	memset(&j->ranks[r], 0, offsetof(struct rank_state, h_loss));
+	memset(&j->ranks[r].h_compute_ms, 0, sizeof j->ranks[r].h_compute_ms);
+	memset(&j->ranks[r].h_comm_ms, 0, sizeof j->ranks[r].h_comm_ms);
+	memset(&j->ranks[r].h_rss, 0, sizeof j->ranks[r].h_rss);
+	memset(&j->ranks[r].h_step, 0, sizeof j->ranks[r].h_step);
+	j->ranks[r].node = (int)(fn - b->fleet.nodes);
+	j->ranks[r].last_seen = clock_mono();
+	if (m == NULL) {
+		backend_launch_failed(b, j, r, err);
+		return;
+	}
 	json_object_set_new(m, "run", json_integer(j->run));
 	json_object_set_new(m, "local_rank", json_integer(local));
 	json_object_set_new(m, "slow_ms", json_integer(inject_for(j, r,
@@ -175,13 +177,10 @@ backend_launch_rank(struct backend *b, struct job_state *j, int r)
 	    (so->crash_rank < 0 || so->crash_rank == r) ? so->crash_at : 0));
 	if (j->prog != NULL)
 		backend_program_launch(b, j, r, m);
-	memset(&j->ranks[r], 0, offsetof(struct rank_state, h_loss));
-	j->ranks[r].node = (int)(fn - b->fleet.nodes);
-	j->ranks[r].last_seen = clock_mono();
 	if (fleet_send(fn, m) != 0) {
-		j->ranks[r].status = RANK_FAILED;
-		backend_event(b, j->name, "failed", r, fn->spec->name,
-		    "cannot reach the agent of %s", fn->spec->name);
+		snprintf(ckdir, sizeof ckdir, "cannot reach the agent of %s",
+		    fn->spec->name);
+		backend_launch_failed(b, j, r, ckdir);
 	} else
 		j->ranks[r].status = RANK_RUNNING;
 	json_decref(m);
@@ -192,144 +191,50 @@ static void
 backend_journal_job(struct backend *b, struct job_state *j)
 {
 	json_t	*placement = json_array(), *rec;
+	char	 err[128];
 
 	for (int r = 0; r < j->world; r++)
 		json_array_append_new(placement,
 		    json_string(b->cluster->nodes[j->ranks[r].node].name));
-	rec = json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:I, s:o}", "t", MSG_JOB,
-	    "job", j->name, "spec_file", j->spec_file, "yaml", j->yaml,
-	    "world", j->world, "generation", j->generation,
+	rec = proto_pack(err, sizeof err, "{s:s, s:s, s:s, s:s, s:i, s:i, s:I, "
+	    "s:o}", "t", MSG_JOB, "job", j->name, "spec_file", j->spec_file,
+	    "yaml", j->yaml, "world", j->world, "generation", j->generation,
 	    "run", (json_int_t)j->run, "placement", placement);
-	journal_append(b->journal, rec);
+	if (rec == NULL || journal_append(b->journal, rec) != 0)
+		backend_event(b, j->name, "refused", -1, NULL, "the journal did "
+		    "not take the launch: %s", rec == NULL ? err :
+		    strerror(errno));
 	json_decref(rec);
 }
 
-/* Versions must agree across the nodes and this console before a launch
- * (docs/architecture.md, "Scheduler").  Waits up to 5 s for hellos still on their way
- * when called from outside the loop with no loop thread running. */
-static int
-backend_versions_agree(struct backend *b, char *err, size_t errlen)
-{
-	json_t	*own;
-	int	 rc;
-
-	for (int waited = 0; !b->threaded && !b->in_loop && waited < 5000;
-	    waited += 50) {
-		bool	 missing = false;
-
-		for (int i = 0; i < b->fleet.n; i++)
-			missing |= b->fleet.nodes[i].fd >= 0 &&
-			    b->fleet.nodes[i].hello == NULL;
-		if (!missing)
-			break;
-		backend_poll_locked(b, 50);
-	}
-	own = proto_hello("backend", NULL);
-	rc = fleet_check_versions(&b->fleet, own, err, errlen);
-	json_decref(own);
-	return rc;
-}
-
-int
-backend_submit(struct backend *b, const char *spec_file,
-    const struct submit_opts *so, char *err, size_t errlen)
-{
-	struct spec_errors errs = { 0 };
-	struct job_state *j, *old;
-	struct job_spec	 spec;
-	char		*yaml;
-
-	if ((yaml = read_text(spec_file, err, errlen)) == NULL)
-		return -1;
-	if (spec_parse_job(spec_file, yaml, strlen(yaml), &spec, &errs) != 0) {
-		snprintf(err, errlen, "%s:%d:%d: %s%s", errs.v[0].file,
-		    errs.v[0].line, errs.v[0].col, errs.v[0].msg, errs.n > 1 ?
-		    " (and more: hunter validate lists them all)" : "");
-		spec_errors_free(&errs);
-		free(yaml);
-		return -1;
-	}
-	if ((old = backend_job(b, spec.name)) != NULL && !old->done) {
-		snprintf(err, errlen, "job %s is already running; `hunter run "
-		    "--attach` follows it", spec.name);
-		free(yaml);
-		return -1;
-	}
-	if (backend_versions_agree(b, err, errlen) != 0) {
-		backend_event(b, spec.name, "refused", -1, NULL, "%s", err);
-		free(yaml);
-		return -1;
-	}
-	if (queue_admissible(backend_placing(b), &spec, err, errlen) != 0) {
-		backend_event(b, spec.name, "refused", -1, NULL, "%s", err);
-		free(yaml);
-		return -1;
-	}
-	j = backend_new_job(b, spec.name);
-	j->opts = *so;
-	j->spec = spec;
-	j->yaml = yaml;
-	snprintf(j->spec_file, sizeof j->spec_file, "%s", spec_file);
-	j->world = spec.resources.ranks;
-	j->run = backend_run_id();
-	j->ranks = xcalloc((size_t)j->world, sizeof *j->ranks);
-	j->queued = true;
-	j->submitted = clock_mono();
-	snprintf(j->state, sizeof j->state, "queued");
-	if (spec.kind == JOB_PROGRAM)
-		backend_program_new(b, j);
-	backend_schedule(b);
-	if (j == backend_job(b, spec.name) && j->queued)
-		backend_event(b, j->name, "queued", -1, NULL, "waiting for %d "
-		    "free %s slots (%s priority)", j->world,
-		    spec_device_name(spec.resources.device),
-		    spec_priority_name(spec.priority));
-	return 0;
-}
-
-/* Place and launch what fits of the queued jobs: by priority, then by
- * submission, smaller ones backfilling past a head that does not fit. */
 void
-backend_schedule(struct backend *b)
+backend_journal_tick(struct backend *b, double now)
 {
-	struct queue_entry *e = xcalloc((size_t)b->njobs + 1, sizeof *e);
-	int		*idx = xcalloc((size_t)b->njobs + 1, sizeof *idx);
-	int		 n = 0;
+	char	 err[512];
 
+	if (b->journal == NULL)
+		return;
+	journal_tick(b->journal, now);
+	if (!journal_rotate_due(b->journal))
+		return;
+	if (journal_rotate(b->journal, err, sizeof err) != 0) {
+		backend_event(b, NULL, "refused", -1, NULL, "%s", err);
+		journal_set_limit(b->journal, JOURNAL_MAX_BYTES * 2);
+		return;
+	}
 	for (int i = 0; i < b->njobs; i++) {
-		struct job_state *j = &b->jobs[i];
-
-		if (!j->queued || j->done)
-			continue;
-		e[n] = (struct queue_entry){ .spec = &j->spec,
-		    .submitted = j->submitted,
-		    .node_of = xcalloc((size_t)j->world, sizeof(int)) };
-		idx[n++] = i;
+		if (!b->jobs[i].done && !b->jobs[i].queued)
+			backend_journal_job(b, &b->jobs[i]);
 	}
-	queue_schedule(backend_placing(b), b->used, e, n);
-	for (int k = 0; k < n; k++) {
-		struct job_state *j = &b->jobs[idx[k]];
-
-		if (e[k].placed) {
-			j->queued = false;
-			snprintf(j->state, sizeof j->state, "running");
-			for (int r = 0; r < j->world; r++)
-				j->ranks[r].node = e[k].node_of[r];
-			backend_launch_job(b, j);
-		}
-		free(e[k].node_of);
-	}
-	free(e);
-	free(idx);
 }
 
 void
-backend_launch_job(struct backend *b, struct job_state *j)
+backend_launch_job(struct backend *b, struct job_state *j, const char *note)
 {
 	job_fresh_checkpoints(b, j);
 	backend_journal_job(b, j);
-	backend_event(b, j->name, "placed", -1, NULL, "%d ranks on %s",
-	    j->world, placement_text(b, j));
+	backend_event(b, j->name, "placed", -1, NULL, "%d ranks on %s%s%s",
+	    j->world, placement_text(b, j), *note != '\0' ? "; " : "", note);
 	j->grace_until = clock_mono() + 2;
 	if (j->started == 0)
 		j->started = clock_mono();
@@ -341,6 +246,8 @@ backend_launch_job(struct backend *b, struct job_state *j)
 static void
 backend_relaunch(struct backend *b, struct job_state *j)
 {
+	char	 scope[64];
+
 	for (int r = 0; r < j->world; r++) {
 		if (b->used[j->ranks[r].node] > 0)
 			b->used[j->ranks[r].node]--;
@@ -350,6 +257,8 @@ backend_relaunch(struct backend *b, struct job_state *j)
 	free(j->restart.node_of);
 	j->restart.node_of = NULL;
 	j->restart.pending = false;
+	backend_store_scope(j, scope, sizeof scope);
+	store_drop_scope(b->store, scope);	/* the old group's addresses */
 	j->generation++;
 	j->restarts++;
 	j->paused = false;
@@ -368,6 +277,10 @@ backend_relaunch(struct backend *b, struct job_state *j)
 void
 backend_launch_generation(struct backend *b, struct job_state *j)
 {
+	char	 scope[64];
+
+	backend_store_scope(j, scope, sizeof scope);
+	store_drop_scope(b->store, scope);
 	j->generation++;
 	backend_journal_job(b, j);
 	j->grace_until = clock_mono() + 3;
@@ -379,13 +292,10 @@ void
 backend_job_done(struct backend *b, struct job_state *j)
 {
 	const char	*st = "failed";
-	json_t		*rec;
+	int		 failed = -1;
 
-	for (int r = 0; r < j->world; r++) {
-		if (j->ranks[r].status == RANK_RUNNING ||
-		    j->ranks[r].status == RANK_PENDING)
-			return;
-	}
+	if (backend_job_running(j))
+		return;
 	if (!j->restart.pending) {
 		for (int r = 0; r < j->world; r++) {
 			/* A program job that is out of re-formations says so
@@ -406,18 +316,51 @@ backend_job_done(struct backend *b, struct job_state *j)
 	    "state")) != NULL)
 		st = json_string_value(json_object_get(j->summary, "state"));
 	for (int r = 0; r < j->world; r++) {
-		if (j->ranks[r].status == RANK_FAILED)
-			st = "failed";
+		if (j->ranks[r].status == RANK_FAILED && failed < 0)
+			failed = r;
 	}
-	snprintf(j->state, sizeof j->state, "%s", st);
-	j->done = true;
+	if (failed >= 0) {
+		st = "failed";
+		if (j->reason[0] == '\0')
+			snprintf(j->reason, sizeof j->reason, "rank %d on %s: %s",
+			    failed, b->cluster->nodes[j->ranks[failed].node].name,
+			    j->ranks[failed].exit_reason);
+	}
+	backend_end_job(b, j, st);
+}
+
+bool
+backend_job_running(const struct job_state *j)
+{
 	for (int r = 0; r < j->world; r++) {
+		if (j->ranks[r].status == RANK_RUNNING ||
+		    j->ranks[r].status == RANK_PENDING)
+			return true;
+	}
+	return false;
+}
+
+void
+backend_end_job(struct backend *b, struct job_state *j, const char *state)
+{
+	json_t	*rec;
+	char	 err[128];
+
+	snprintf(j->state, sizeof j->state, "%s", state);
+	j->done = true;
+	backend_store_scope(j, err, sizeof err);
+	store_drop_scope(b->store, err);
+	for (int r = 0; !j->queued && r < j->world; r++) {
 		if (b->used[j->ranks[r].node] > 0)
 			b->used[j->ranks[r].node]--;
 	}
-	rec = json_pack("{s:s, s:s, s:s}", "t", MSG_JOB_END, "job", j->name,
-	    "state", j->state);
-	journal_append(b->journal, rec);
+	j->queued = false;
+	rec = proto_pack(err, sizeof err, "{s:s, s:s, s:s}", "t", MSG_JOB_END,
+	    "job", j->name, "state", j->state);
+	if (rec == NULL || journal_append(b->journal, rec) != 0)
+		backend_event(b, j->name, "refused", -1, NULL, "the journal did "
+		    "not take the end of the job: %s", rec == NULL ? err :
+		    strerror(errno));
 	json_decref(rec);
 	backend_schedule(b);		/* the freed slots may fit a queued job */
 }

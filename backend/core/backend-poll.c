@@ -1,6 +1,7 @@
 /*
  * backend-poll.c: the loop: frames from the agents into the state model
- * and the observer's feed, store requests, console.sock, reconnection.
+ * and the observer's feed, store requests, reconnection; console.sock's
+ * clients are backend-console.c's.
  */
 #include <errno.h>
 #include <poll.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "lib/clock.h"
+#include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
 #include "backend/core/backend-internal.h"
 #include "backend/core/backend-program.h"
@@ -44,8 +46,12 @@ backend_rank_exit(struct backend *b, struct job_state *j, int r,
 	json_int_t	 code = json_integer_value(json_object_get(msg, "code"));
 	const char	*node = b->fleet.nodes[rs->node].spec->name;
 
+	char		 scope[64];
+
 	if (rs->status == RANK_EXITED || rs->status == RANK_FAILED)
 		return;
+	backend_store_scope(j, scope, sizeof scope);
+	store_drop_rank(b->store, scope, r);
 	if (program_tune_active(j)) {	/* an autotune trial's rank */
 		program_tune_exit(b, j, r, msg);
 		return;
@@ -190,6 +196,7 @@ backend_agent_hello(struct backend *b, struct fleet_node *fn, json_t *msg)
 	json_decref(fn->hello);
 	fn->hello = json_incref(msg);
 	fn->up = true;
+	fn->why[0] = '\0';
 	backend_node_gpus(b, (int)(fn - b->fleet.nodes), msg);
 	nv->up = true;
 	snprintf(nv->build, sizeof nv->build, "%s", build != NULL ? build : "");
@@ -201,6 +208,29 @@ backend_agent_hello(struct backend *b, struct fleet_node *fn, json_t *msg)
 			j->ranks[r].pid = (long)json_integer_value(
 			    json_object_get(w, "pid"));
 	}
+	backend_schedule(b);	/* a job may wait for this node */
+}
+
+/* A worker's store request, relayed and tagged by its agent: in the
+ * scope of its run and generation, or refused when that is not live (an
+ * old generation's straggler, a run that ended). */
+static void
+backend_store_request(struct backend *b, struct fleet_node *fn, json_t *msg)
+{
+	int		 link = (int)(fn - b->fleet.nodes), r = -1;
+	struct job_state *j = backend_frame_job(b, msg, &r);
+	char		 scope[64], why[200];
+
+	if (j == NULL || r < 0 || j->queued || !json_is_integer(
+	    json_object_get(msg, "generation"))) {
+		snprintf(why, sizeof why, "no live run of job %.64s has this "
+		    "rank and generation", json_string_value(json_object_get(
+		    msg, "job")) ?: "?");
+		store_refuse(b->store, link, msg, why);
+		return;
+	}
+	backend_store_scope(j, scope, sizeof scope);
+	store_handle(b->store, link, scope, msg, clock_mono());
 }
 
 /* A frame from the agent of fn: the state model first, then the
@@ -224,13 +254,15 @@ backend_agent_frame(struct backend *b, struct fleet_node *fn, json_t *msg)
 		backend_agent_hello(b, fn, msg);
 		return;
 	case PK_STORE:
-		store_handle(b->store, (int)(fn - b->fleet.nodes), msg,
-		    clock_mono());
+		backend_store_request(b, fn, msg);
 		return;
 	case PK_ERROR:		/* e.g. the remote agent could not start */
 		backend_event(b, NULL, "refused", -1, fn->spec->name,
 		    "node %s: %s", fn->spec->name, json_string_value(
 		    json_object_get(msg, "reason")));
+		if (!fn->up)	/* the reason it is down, until it is up */
+			fleet_set_why(fn, json_string_value(json_object_get(msg,
+			    "reason")));
 		return;
 	case PK_METRICS:
 		if (json_object_get(msg, "job") != NULL)
@@ -253,6 +285,11 @@ backend_agent_frame(struct backend *b, struct fleet_node *fn, json_t *msg)
 			j->epochs = json_array();
 		json_array_append(j->epochs, msg);
 		break;
+	case PK_EVAL:
+		if (j->evals == NULL)
+			j->evals = json_array();
+		json_array_append(j->evals, msg);
+		break;
 	case PK_SUMMARY:
 		json_decref(j->summary);
 		j->summary = json_incref(msg);
@@ -272,7 +309,7 @@ backend_agent_frame(struct backend *b, struct fleet_node *fn, json_t *msg)
 		if (j->prog != NULL)
 			backend_program_event(b, j, r, msg);
 		copy = json_deep_copy(msg);
-		journal_append(b->journal, copy);
+		journal_append_lazy(b->journal, copy);
 		json_decref(copy);
 		break;
 	default:
@@ -296,81 +333,39 @@ backend_node_input(struct backend *b, struct fleet_node *fn)
 	}
 	if (rc < 0 || n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 		store_drop_link(b->store, (int)(fn - b->fleet.nodes));
-		backend_event(b, NULL, "failover", -1, fn->spec->name,
-		    "lost the link to the agent of %s: %s; reconnecting",
-		    fn->spec->name, rc < 0 ? fn->rd.err : n == 0 ?
-		    "connection closed" : strerror(errno));
+		/* A link that ends before its hello with an error frame has
+		 * said why already (above): that is the reason it is down. */
+		if (fn->up || fn->why[0] == '\0')
+			backend_event(b, NULL, "failover", -1, fn->spec->name,
+			    "lost the link to the agent of %s: %s; reconnecting",
+			    fn->spec->name, rc < 0 ? fn->rd.err : n == 0 ?
+			    "connection closed" : strerror(errno));
+		if (fn->why[0] == '\0')
+			fleet_set_why(fn, rc < 0 ? fn->rd.err : n == 0 ?
+			    "the link closed" : strerror(errno));
 		fleet_close_node(fn);
 		b->nodes[fn - b->fleet.nodes].up = false;
-	}
-}
-
-/* A command on console.sock: answered ok, or with the reason it was
- * refused (the event the command just raised). */
-static void
-backend_console_frame(struct backend *b, struct console_peer *p,
-    const json_t *msg)
-{
-	const char	*reason = "expected a cmd frame";
-	char		 err[300];
-	size_t		 ne = json_array_size(b->events);
-	json_t		*last;
-
-	switch (proto_kind(msg, err, sizeof err)) {
-	case PK_CMD:
-		if (strcmp(json_string_value(json_object_get(msg, "cmd")),
-		    "detach") == 0) {
-			b->detach = true;
-			return;
-		}
-		if (backend_command(b, msg) == 0) {
-			proto_send_new(p->fd, json_pack("{s:s, s:s}", "t",
-			    MSG_OK, "reason", "accepted"));
-			return;
-		}
-		last = json_array_size(b->events) > ne ? json_array_get(
-		    b->events, json_array_size(b->events) - 1) : NULL;
-		reason = last != NULL ? json_string_value(json_object_get(last,
-		    "reason")) : "refused";
-		break;
-	case PK_INVALID:
-		reason = err;
-		break;
-	default:
-		break;
-	}
-	proto_send_new(p->fd, json_pack("{s:s, s:s}", "t", MSG_ERROR,
-	    "reason", reason));
-}
-
-static void
-backend_console_input(struct backend *b, int i)
-{
-	struct console_peer *p = &b->peers[i];
-	json_t		*msg;
-	ssize_t		 n = proto_reader_fill(&p->rd, p->fd);
-	int		 rc;
-
-	while ((rc = proto_reader_next(&p->rd, &msg)) == 1) {
-		backend_console_frame(b, p, msg);
-		json_decref(msg);
-	}
-	if (rc < 0 || n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-		close(p->fd);
-		proto_reader_free(&p->rd);
-		b->peers[i] = b->peers[--b->npeers];
 	}
 }
 
 int
 backend_poll_locked(struct backend *b, int timeout_ms)
 {
-	struct pollfd	 pfd[2 + MAX_CONSOLE_PEERS + 1024];
-	int		 map[1024], n = 0, nn = 0, np, rc;
+	struct pollfd	*pfd;
+	int		*map, n = 0, nn = 0, np, rc;
 	double		 now;
 	char		 buf[64];
 
 	pthread_mutex_lock(&b->mu);
+	/* Every node of the cluster, not a fixed number of them: nodes past
+	 * the first 1024 were never read, silently dead. */
+	if (b->pfd == NULL) {
+		b->pfd = xcalloc(2 + MAX_CONSOLE_PEERS + (size_t)b->fleet.n,
+		    sizeof *b->pfd);
+		b->pfd_node = xcalloc((size_t)b->fleet.n + 1, sizeof *b->pfd_node);
+	}
+	pfd = b->pfd;
+	map = b->pfd_node;
 	b->in_loop = true;
 	backend_run_commands(b);
 	now = clock_mono();
@@ -385,7 +380,7 @@ backend_poll_locked(struct backend *b, int timeout_ms)
 	np = b->npeers;
 	for (int i = 0; i < np; i++)
 		pfd[n++] = (struct pollfd){ .fd = b->peers[i].fd, .events = POLLIN };
-	for (int i = 0; i < b->fleet.n && nn < 1024; i++) {
+	for (int i = 0; i < b->fleet.n; i++) {
 		if (b->fleet.nodes[i].fd < 0)
 			continue;
 		map[nn++] = i;
@@ -411,16 +406,11 @@ backend_poll_locked(struct backend *b, int timeout_ms)
 		if (pfd[2 + i].revents != 0)
 			backend_console_input(b, i);
 	}
-	if ((pfd[1].revents & POLLIN) && b->npeers < MAX_CONSOLE_PEERS) {
-		int fd = accept4(b->console_fd, NULL, NULL, SOCK_CLOEXEC);
-
-		if (fd >= 0) {
-			b->peers[b->npeers].fd = fd;
-			proto_reader_init(&b->peers[b->npeers].rd);
-			b->npeers++;
-		}
-	}
+	backend_console_reap(b, clock_mono());
+	if (pfd[1].revents & POLLIN)
+		backend_console_accept(b);
 	store_tick(b->store, clock_mono());
+	backend_journal_tick(b, clock_mono());
 	if (clock_mono() >= b->next_detect) {
 		detect_tick(b, clock_mono());
 		b->next_detect = clock_mono() + 1.0;

@@ -7,12 +7,14 @@
  * (backend_relaunch in backend-jobs.c, once every rank has exited).  Each
  * decision goes to the journal with its reason.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/clock.h"
+#include "lib/utf8.h"
 #include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
 #include "backend/core/backend-internal.h"
@@ -36,6 +38,7 @@ backend_restart(struct backend *b, struct job_state *j, const int *node_of,
 {
 	va_list	 ap;
 	json_t	*rec;
+	char	 err[128];
 
 	if (j->done || j->restart.pending)
 		return -1;
@@ -47,10 +50,14 @@ backend_restart(struct backend *b, struct job_state *j, const int *node_of,
 	va_start(ap, fmt);
 	vsnprintf(j->restart.reason, sizeof j->restart.reason, fmt, ap);
 	va_end(ap);
-	rec = json_pack("{s:s, s:s, s:s, s:s, s:i}", "t", MSG_DECISION, "job",
-	    j->name, "kind", kind, "reason", j->restart.reason,
-	    "generation", j->generation);
-	journal_append(b->journal, rec);
+	utf8_fix(j->restart.reason, sizeof j->restart.reason);
+	rec = proto_pack(err, sizeof err, "{s:s, s:s, s:s, s:s, s:i}", "t",
+	    MSG_DECISION, "job", j->name, "kind", kind, "reason",
+	    j->restart.reason, "generation", j->generation);
+	if (rec == NULL || journal_append(b->journal, rec) != 0)
+		backend_event(b, j->name, "refused", -1, NULL, "the journal "
+		    "did not take the decision (%s): %s", kind, rec == NULL ?
+		    err : strerror(errno));
 	json_decref(rec);
 	backend_send_cmd(b, j, JOB_CMD_STOP);
 	return 0;
@@ -88,8 +95,9 @@ backend_failover(struct backend *b, struct job_state *j, int rank,
 	int	*node_of, from = j->ranks[rank].node, to = from;
 
 	if (j->restarts >= j->spec.policy.max_restarts) {
-		backend_event(b, j->name, "failed", rank, NULL, "rank %d: %s; "
-		    "%d re-formations already, giving up", rank, why, j->restarts);
+		snprintf(j->reason, sizeof j->reason, "rank %d: %s; %d "
+		    "re-formations already, giving up", rank, why, j->restarts);
+		backend_event(b, j->name, "failed", rank, NULL, "%s", j->reason);
 		if (j->prog != NULL)
 			backend_program_give_up(b, j);
 		return;
@@ -106,10 +114,10 @@ backend_failover(struct backend *b, struct job_state *j, int rank,
 	 * same node: with no spare to try, the job fails now. */
 	if (to == from && j->ranks[rank].step == 0 &&
 	    j->ranks[rank].exit_signal == 0) {
-		backend_event(b, j->name, "failed", rank, NULL, "rank %d on %s: "
-		    "%s before its first step, and no spare node is free to "
-		    "try; not restarting", rank, b->cluster->nodes[from].name,
-		    why);
+		snprintf(j->reason, sizeof j->reason, "rank %d on %s: %s "
+		    "before its first step, and no spare node is free to try; "
+		    "not restarting", rank, b->cluster->nodes[from].name, why);
+		backend_event(b, j->name, "failed", rank, NULL, "%s", j->reason);
 		if (j->prog != NULL)
 			backend_program_give_up(b, j);
 		return;
@@ -140,6 +148,12 @@ backend_migrate(struct backend *b, struct job_state *j, const json_t *cmd)
 		return -1;
 	}
 	to = (int)(fn - b->fleet.nodes);
+	if (!fn->up) {		/* never onto a dead node */
+		backend_event(b, j->name, "refused", r, node, "rank %d cannot "
+		    "move to %s: its agent is unreachable%s%s", r, node,
+		    fn->why[0] != '\0' ? ": " : "", fn->why);
+		return -1;
+	}
 	if (to == j->ranks[r].node || node_free(b, j, to) <= 0) {
 		backend_event(b, j->name, "refused", r, node, "rank %d cannot "
 		    "move to %s: %s", r, node, to == j->ranks[r].node ?

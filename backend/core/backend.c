@@ -21,6 +21,7 @@
 #include "lib/lock.h"
 #include "lib/net.h"
 #include "lib/statedir.h"
+#include "lib/utf8.h"
 #include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
 #include "backend/core/backend-internal.h"
@@ -28,6 +29,8 @@
 void
 backend_emit(struct backend *b, const json_t *msg)
 {
+	if (msg == NULL)
+		return;
 	if (proto_kind(msg, NULL, 0) == PK_EVENT) {
 		if (json_array_size(b->events) >= BACKEND_EVENTS_MAX)
 			json_array_remove(b->events, 0);
@@ -42,18 +45,26 @@ void
 backend_event(struct backend *b, const char *job, const char *kind, int rank,
     const char *node, const char *fmt, ...)
 {
-	char	 reason[1024];
+	char	 reason[1024], err[128];
 	va_list	 ap;
 	json_t	*ev;
 
 	va_start(ap, fmt);
 	vsnprintf(reason, sizeof reason, fmt, ap);
 	va_end(ap);
-	ev = json_pack("{s:s, s:s, s:s, s:i, s:s, s:s, s:s}", "t", MSG_EVENT,
-	    "job", job ? job : "", "kind", kind, "rank", rank,
+	/* A reason may quote a peer or a file and was cut to the buffer:
+	 * on a character boundary, stray bytes as '?', or jansson refuses
+	 * it.  Job, kind and node are names the specs restrict to ASCII. */
+	utf8_fix(reason, sizeof reason);
+	ev = proto_pack(err, sizeof err, "{s:s, s:s, s:s, s:i, s:s, s:s, s:s}",
+	    "t", MSG_EVENT, "job", job ? job : "", "kind", kind, "rank", rank,
 	    "node", node ? node : "", "reason", reason, "source", "backend");
-	if (b->journal != NULL)
-		journal_append(b->journal, ev);
+	if (ev == NULL) {
+		fprintf(stderr, "hunter: a %s event: %s\n", kind, err);
+		return;
+	}
+	if (b->journal != NULL)		/* durable with the next decision */
+		journal_append_lazy(b->journal, ev);
 	backend_emit(b, ev);
 	json_decref(ev);
 }
@@ -123,6 +134,22 @@ backend_take_lock(struct backend *b, bool takeover, char *err, size_t errlen)
 	return 0;
 }
 
+/* A link per node (an SSH node's takes three fds: its socket, and both
+ * ends of the socketpair to its pump), plus the state directory's own:
+ * the default soft limit of 1024 would fail nodes silently past it. */
+static void
+backend_fd_limit(struct backend *b, const struct cluster_spec *c)
+{
+	long	 want = 3L * c->n_nodes + 64 + MAX_CONSOLE_PEERS;
+	long	 got = net_raise_nofile(want);
+
+	if (got >= 0 && got < want)
+		backend_event(b, NULL, "refused", -1, NULL, "the cluster has %d "
+		    "nodes, and this process may open %ld files (ulimit -n; "
+		    "%ld wanted): nodes past that fail to connect with \"Too "
+		    "many open files\"", c->n_nodes, got, want);
+}
+
 struct backend *
 backend_open(const struct backend_opts *o, char *err, size_t errlen)
 {
@@ -156,6 +183,10 @@ backend_open(const struct backend_opts *o, char *err, size_t errlen)
 	snprintf(path, sizeof path, "%s/journal.jsonl", b->dir);
 	if ((b->journal = journal_open(path, err, errlen)) == NULL)
 		goto fail;
+	/* For tests: rotate a journal at this size (bytes). */
+	if (getenv("HUNTER_JOURNAL_MAX_BYTES") != NULL)
+		journal_set_limit(b->journal, atoll(getenv(
+		    "HUNTER_JOURNAL_MAX_BYTES")));
 	snprintf(path, sizeof path, "%s/console.sock", b->dir);
 	unlink(path);	/* we hold the lock: any socket there is stale */
 	if ((b->console_fd = net_listen_unix(path, err, errlen)) < 0)
@@ -167,6 +198,7 @@ backend_open(const struct backend_opts *o, char *err, size_t errlen)
 	memcpy(b->placing.nodes, o->cluster->nodes, (size_t)o->cluster->n_nodes *
 	    sizeof *b->placing.nodes);
 	b->used = xcalloc((size_t)o->cluster->n_nodes, sizeof *b->used);
+	backend_fd_limit(b, o->cluster);
 	fleet_init(&b->fleet, o->cluster, b->dir);
 	b->nodes = xcalloc((size_t)b->fleet.n, sizeof *b->nodes);
 	for (int i = 0; i < b->fleet.n; i++)
@@ -211,9 +243,12 @@ backend_close(struct backend *b)
 		json_decref(b->jobs[i].summary);
 		json_decref(b->jobs[i].epochs);
 		free(b->jobs[i].prog);
+		json_decref(b->jobs[i].evals);
 	}
 	free(b->jobs);
 	free(b->nodes);
+	free(b->pfd);
+	free(b->pfd_node);
 	json_decref(b->events);
 	json_decref(b->queue);
 	if (b->wake[0] >= 0) {

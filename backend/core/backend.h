@@ -76,8 +76,12 @@ struct job_state {
 	struct rank_state *ranks;
 	char		 state[16];	/* queued | running | finished | stopped |
 					 * failed */
+	/* Why it failed, or why it waits in the queue ("" = nothing to say);
+	 * hunter run prints it with the summary. */
+	char		 reason[512];
 	json_t		*summary;	/* rank 0's, once it arrives */
 	json_t		*epochs;	/* epoch frames, in order */
+	json_t		*evals;		/* eval frames (train.eval_every) */
 	bool		 done;		/* every rank has exited */
 	bool		 queued;	/* waiting for slots */
 	double		 submitted;	/* CLOCK_MONOTONIC, for the queue order */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -221,6 +222,43 @@ fleet_conn_start(struct fleet *f, struct fleet_node *fn,
 	fn->conn = c;
 }
 
+void
+fleet_set_why(struct fleet_node *fn, const char *why)
+{
+	snprintf(fn->why, sizeof fn->why, "%s", why);
+}
+
+/*
+ * The hello could not be sent: the far end closed already.  An SSH pump
+ * (or an agent) says why in an error frame before it closes, and that
+ * frame is still in our buffer: it names the cause (hunter missing on
+ * the node...), where "hello: Broken pipe" would name only the symptom.
+ */
+static void
+fleet_hello_failed(struct fleet_node *fn, int hello_errno, char *err,
+    size_t errlen)
+{
+	struct proto_reader rd;
+	json_t	*msg;
+	char	 buf[65536];
+	ssize_t	 n;
+
+	snprintf(err, errlen, "hello: %s", strerror(hello_errno));
+	proto_reader_init(&rd);
+	while ((n = recv(fn->fd, buf, sizeof buf, MSG_DONTWAIT)) > 0 &&
+	    proto_reader_feed(&rd, buf, (size_t)n) == 0)
+		;
+	while (proto_reader_next(&rd, &msg) == 1) {
+		const char *why = json_string_value(json_object_get(msg,
+		    "reason"));
+
+		if (proto_kind(msg, NULL, 0) == PK_ERROR && why != NULL)
+			snprintf(err, errlen, "%s", why);
+		json_decref(msg);
+	}
+	proto_reader_free(&rd);
+}
+
 /* Take the result of fn's connect if it is over (or, with wait, once it
  * is): the link and a hello, or the error and a backoff. */
 static void
@@ -236,6 +274,7 @@ fleet_conn_finish(struct fleet_node *fn, bool wait,
 	fn->conn = NULL;
 	fn->stage = c->node.stage;
 	if (c->fd < 0) {
+		fleet_set_why(fn, c->err);
 		report(ctx, fn->spec->name, c->err);
 		fleet_backoff(fn);
 		free(c);
@@ -245,8 +284,9 @@ fleet_conn_finish(struct fleet_node *fn, bool wait,
 	free(c);
 	fn->stage = FLEET_LINKED;
 	if (proto_send_new(fn->fd, proto_hello("backend", NULL)) != 0) {
-		snprintf(err, sizeof err, "hello: %s", strerror(errno));
+		fleet_hello_failed(fn, errno, err, sizeof err);
 		fleet_close_node(fn);
+		fleet_set_why(fn, err);
 		report(ctx, fn->spec->name, err);
 		return;
 	}

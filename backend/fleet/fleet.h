@@ -39,6 +39,9 @@ struct fleet_node {
 	int		 backoff_s;	/* 0 until a connect fails */
 	double		 retry_at;	/* no connect before this (CLOCK_MONOTONIC) */
 	struct fleet_conn *conn;	/* a connect in flight (fleet.c) */
+	/* Why it is down: the last connect's error, or what its agent (or
+	 * the SSH pump) said before the link closed; "" once it is up. */
+	char		 why[1024];
 };
 
 struct launcher {
@@ -91,5 +94,7 @@ struct fleet_node *fleet_find(struct fleet *, const char *name);
 /* Send msg to a node; on failure the link is closed.  0 or -1. */
 int	fleet_send(struct fleet_node *, const json_t *msg);
 void	fleet_close_node(struct fleet_node *);
+/* Say why fn is down (fn->why), for messages until it is up again. */
+void	fleet_set_why(struct fleet_node *, const char *why);
 
 #endif

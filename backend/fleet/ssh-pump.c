@@ -24,6 +24,7 @@
 
 #include <jansson.h>
 
+#include "lib/utf8.h"
 #include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
 #include "backend/fleet/ssh.h"
@@ -102,12 +103,38 @@ pump_last_line(struct pump *p)
 	return end != NULL ? end + 1 : p->tail;
 }
 
+/*
+ * The remote command ended: say so with its status and last stderr line,
+ * and when the shell could not find hunter (127) or run it (126), in
+ * words that name the fix.
+ */
+static void
+pump_why_ended(struct pump *p, char *why, size_t len)
+{
+	int		 status = ssh_channel_get_exit_status(p->ch);
+	const char	*line = pump_last_line(p);
+	char		 what[768];
+
+	snprintf(what, sizeof what, "the remote `hunter agent --stdio` ended "
+	    "(exit status %d)%s%s", status, p->tlen > 0 ? ": " : "", line);
+	if (status == 127)
+		snprintf(why, len, "hunter is not installed on node %s (not on "
+		    "the PATH of its SSH sessions): %s; `hunter check --push` "
+		    "copies this build there", p->node, what);
+	else if (status == 126)
+		snprintf(why, len, "hunter cannot run on node %s: %s; `hunter "
+		    "check --push` copies a build that runs there", p->node,
+		    what);
+	else
+		snprintf(why, len, "%s", what);
+}
+
 /* Tell the fleet why the link ends; best effort, it may be gone. */
 static void
-pump_say_why(struct pump *p, const char *why)
+pump_say_why(struct pump *p, char *why, size_t size)
 {
 	json_t	*m = json_pack("{s:s, s:s, s:s}", "t", MSG_ERROR, "node",
-	    p->node, "reason", why);
+	    p->node, "reason", utf8_fix(why, size));	/* quotes the remote */
 	uint8_t	*frame;
 	size_t	 len;
 
@@ -146,7 +173,7 @@ pump_main(void *arg)
 	struct pump	*p = arg;
 	struct pollfd	 pfd[2];
 	char		 buf[32768], why[1024] = "";
-	int		 out, err, status;
+	int		 out, err;
 	ssize_t		 n;
 
 	for (;;) {
@@ -161,10 +188,7 @@ pump_main(void *arg)
 			break;
 		}
 		if (out == 0) {
-			status = ssh_channel_get_exit_status(p->ch);
-			snprintf(why, sizeof why, "the remote `hunter "
-			    "agent --stdio` ended (exit status %d)%s%s",
-			    status, p->tlen > 0 ? ": " : "", pump_last_line(p));
+			pump_why_ended(p, why, sizeof why);
 			break;
 		}
 		pfd[0] = (struct pollfd){ .fd = p->fd, .events = POLLIN };
@@ -185,7 +209,7 @@ pump_main(void *arg)
 		}
 	}
 	if (why[0] != '\0')
-		pump_say_why(p, why);
+		pump_say_why(p, why, sizeof why);
 	shutdown(p->fd, SHUT_RDWR);
 	close(p->fd);
 	if (ssh_channel_is_open(p->ch)) {

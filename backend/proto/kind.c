@@ -48,6 +48,7 @@ static const struct kind_row {
 	[PK_JOB] = { MSG_JOB, { { "job", F_STR } } },
 	[PK_JOB_END] = { MSG_JOB_END, { { "job", F_STR } } },
 	[PK_DECISION] = { MSG_DECISION, { { "job", F_STR }, { "kind", F_STR } } },
+	[PK_EVAL] = { MSG_EVAL, { { "job", F_STR }, { "step", F_INT } } },
 };
 
 static const char *const field_words[] = {

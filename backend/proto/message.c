@@ -1,5 +1,5 @@
 /*
- * message.c: the hello that opens each link, and base64 for the binary
+ * message.c: the hello that opens each link, proto_pack, and base64 for the binary
  * values the rendezvous store carries (Gloo's blobs, NCCL's unique id).
  * The message types are in kind.c.
  *
@@ -18,11 +18,13 @@
 
 #include <cblas.h>
 #include <gnu/libc-version.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "build-id.h"
 #include "lib/cuda-probe.h"
+#include "lib/errf.h"
 #include "lib/xmalloc.h"
 #include "backend/proto/gloo-version.h"
 #include "backend/proto/proto.h"
@@ -44,6 +46,21 @@ message_versions(void)
 	    "nccl", cuda_nccl_version(),
 	    "cuda", cuda_runtime_version(),
 	    "driver", cuda_driver_version());
+}
+
+json_t *
+proto_pack(char *err, size_t errlen, const char *fmt, ...)
+{
+	json_error_t	 je;
+	va_list		 ap;
+	json_t		*v;
+
+	va_start(ap, fmt);
+	v = json_vpack_ex(&je, 0, fmt, ap);
+	va_end(ap);
+	if (v == NULL)
+		errf(err, errlen, "cannot encode the frame: %s", je.text);
+	return v;
 }
 
 json_t *

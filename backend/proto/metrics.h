@@ -146,7 +146,11 @@ json_t		*gpu_samples_json(const struct gpu_sample *, int n);
 	X(LR_GAIN, lr_gain, REAL, GAUGE, "",				\
 	    "the AdaScale gain; 1 without adaptive")			\
 	X(NOISE_SCALE, noise_scale, REAL, GAUGE, "samples",		\
-	    "the gradient noise scale (adaptive)")
+	    "the gradient noise scale (adaptive)")			\
+	X(TOKENS_PER_S, tokens_per_s, REAL, GAUGE, "tokens/s",		\
+	    "a token model's samples/s times its context")		\
+	X(GRAD_NORM, grad_norm, REAL, GAUGE, "",			\
+	    "the summed gradient's norm before clipping")
 
 #define RANK_METRIC_ENUM(id, ...)	RM_##id,
 enum rank_metric { RANK_METRICS(RANK_METRIC_ENUM) RM_COUNT };

@@ -30,6 +30,7 @@
 #define MSG_EVENT	"event"		/* job, kind, rank, node, reason */
 #define MSG_EPOCH	"epoch"		/* docs/architecture.md, "Frames" */
 #define MSG_SUMMARY	"summary"	/* docs/architecture.md, "Frames" */
+#define MSG_EVAL	"eval"		/* job, step, val_loss or test_acc */
 #define MSG_STORE	"store"		/* op: set|get|wait|value|error */
 #define MSG_CMD		"cmd"		/* cmd: launch|stop|pause|... */
 #define MSG_EXIT	"exit"		/* rank, pid, status or signal */
@@ -54,7 +55,7 @@ enum proto_kind {
 	PK_INVALID,	/* a known type, malformed: refuse it */
 	PK_HELLO, PK_METRICS, PK_LOG, PK_EVENT, PK_EPOCH, PK_SUMMARY,
 	PK_STORE, PK_CMD, PK_EXIT, PK_ERROR, PK_STEP, PK_AUTOTUNE, PK_OK,
-	PK_JOB, PK_JOB_END, PK_DECISION,
+	PK_JOB, PK_JOB_END, PK_DECISION, PK_EVAL,
 	PK_COUNT
 };
 
@@ -100,6 +101,15 @@ uint8_t	*proto_encode(const json_t *msg, size_t *len, char *err, size_t errlen);
 int	proto_send(int fd, const json_t *msg);
 /* The same, taking ownership of msg (json_decref'd). */
 int	proto_send_new(int fd, json_t *msg);
+
+/*
+ * json_pack with a message: jansson refuses a NULL or non-UTF-8 string
+ * (text cut mid-character, a file name, a remote's stderr), and a NULL
+ * must never be sent, journalled or shown.  Returns the value, or NULL
+ * with err saying what could not be encoded.  Text from outside is best
+ * made valid first (lib/utf8.h).
+ */
+json_t	*proto_pack(char *err, size_t errlen, const char *fmt, ...);
 
 /* The type of a decoded message, as it came ("" never happens: the
  * decoder rejects messages without one). */

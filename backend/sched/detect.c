@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/sched/detect.h"
 #include "backend/sched/detect-internal.h"
+#include "backend/sched/detect.h"
 
 /* In the order they are asked: a re-formation's stragglers, a failover
  * that is due, a silent rank, then slow ranks, then leaks. */

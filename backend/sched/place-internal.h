@@ -15,7 +15,8 @@ struct place_strategy {
 	enum spec_placement placement;	/* the job file's resources.placement */
 	/* Put job's ranks on nodes: node_of[r] for each rank, taking slots
 	 * from freeslots[] (per node; spares are 0).  The total is known to
-	 * be enough.  0, or -1 with the reason in err. */
+	 * be enough.  0 (with a note in err, which starts empty), or -1
+	 * with the reason in err. */
 	int	(*place)(const struct cluster_spec *, const struct job_spec *,
 		    int *freeslots, int *node_of, char *err, size_t errlen);
 };

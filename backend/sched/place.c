@@ -10,8 +10,8 @@
 #include <stdlib.h>
 
 #include "lib/xmalloc.h"
-#include "backend/sched/place.h"
 #include "backend/sched/place-internal.h"
+#include "backend/sched/place.h"
 
 /* The first is also what a placement not in the table gets. */
 static const struct place_strategy *const place_table[] = {
@@ -59,6 +59,8 @@ place_job(const struct cluster_spec *c, const struct job_spec *job, int *used,
 		free(freeslots);
 		return -1;
 	}
+	if (errlen > 0)
+		err[0] = '\0';
 	rc = place_strategy_of(job->resources.placement)->place(c, job,
 	    freeslots, node_of, err, errlen);
 	if (rc == 0) {

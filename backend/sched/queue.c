@@ -1,6 +1,7 @@
 /*
  * queue.c: queue order and backfill over place_job().
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,6 +58,7 @@ queue_schedule(const struct cluster_spec *c, int *used, struct queue_entry *e,
 		if (q->placed)
 			continue;
 		if (place_job(c, q->spec, used, q->node_of, err, sizeof err) == 0) {
+			snprintf(q->note, sizeof q->note, "%s", err);
 			q->placed = true;
 			placed++;
 		}

@@ -17,6 +17,7 @@ struct queue_entry {
 	double		 submitted;	/* any clock; earlier goes first */
 	bool		 placed;	/* set by queue_schedule */
 	int		*node_of;	/* caller's array of spec->resources.ranks */
+	char		 note[256];	/* placement's note once placed (place.h) */
 };
 
 /* Whether the job could ever fit the cluster (spares excluded).  0, or

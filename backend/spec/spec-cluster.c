@@ -13,8 +13,7 @@
 #define N(member)	offsetof(struct node_spec, member)
 #define NS(member)	SPEC_FSIZE(struct node_spec, member)
 
-/* Far beyond any lab; it bounds the quadratic duplicate-name check. */
-#define CLUSTER_MAX_NODES	4096
+#define CLUSTER_MAX_NODES	SPEC_MAX_NODES
 
 static const struct spec_field cluster_devices[] = {
 	{ .key = "cpu", .type = SF_INT, .off = N(cpu_slots),
@@ -156,6 +155,13 @@ spec_parse_cluster(const char *name, const char *buf, size_t len,
 		if (ydoc_get(root, "nodes", NULL) == NULL)
 			spec_walk_error(&w, NULL, "missing required key "
 			    "'nodes' (or simulate: N)");
+	}
+	if (c->simulate > SPEC_MAX_NODES) {
+		const struct ydoc_node *key = NULL;
+
+		ydoc_get(root, "simulate", &key);
+		spec_walk_error(&w, key, "simulate: at most %d nodes, got %d",
+		    SPEC_MAX_NODES, c->simulate);
 	}
 	/* Two racks, as in the default cluster, unless there are fewer nodes. */
 	if ((racks = ydoc_get(root, "racks", NULL)) == NULL)

@@ -99,6 +99,8 @@ struct spec_field {
 	enum spec_range		 range;
 	size_t			 size;		/* strings: bytes; SF_INTS: items */
 	size_t			 min_items;	/* SF_INTS */
+	bool			 one_ok;	/* SF_INTS: a number is a list of one */
+	bool			 glob_ok;	/* SF_SAFEPATH: a glob's * ? [ ] too */
 	size_t			 count_off;	/* SF_INTS */
 	const char *const	*names;		/* SF_ENUM, SF_WORD: NULL-ended */
 	const char		*(*name_of)(int); /* SF_ENUM without names: the
@@ -146,6 +148,7 @@ size_t	spec_error_count(const struct spec_errors *);
 /* spec-units.c */
 extern const char *const spec_priority_names[];
 extern const char *const spec_device_names[];
+extern const char *const spec_format_names[];
 extern const char *const spec_placement_names[];
 extern const char *const spec_optim_names[];
 extern const char *const spec_schedule_names[];

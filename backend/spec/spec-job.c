@@ -31,6 +31,7 @@ static const struct spec_field job_resources[] = {
 	  .names = spec_placement_names, .what = "placement" },
 	{ .key = "group_size", .type = SF_INT, .off = J(resources.group_size),
 	  .range = SR_POS },
+	{ .key = "strict", .type = SF_BOOL, .off = J(resources.strict) },
 	{ NULL }
 };
 
@@ -40,17 +41,31 @@ static const struct spec_field job_model[] = {
 	{ .key = "hidden", .type = SF_INTS, .off = J(model.hidden),
 	  .size = SPEC_MAX_HIDDEN, .count_off = J(model.n_hidden) },
 	{ .key = "channels", .type = SF_INTS, .off = J(model.channels),
-	  .size = SPEC_MAX_CHANNELS, .min_items = 1,
+	  .size = SPEC_MAX_CHANNELS, .min_items = 1, .one_ok = true,
 	  .count_off = J(model.n_channels) },
+	{ .key = "layers", .type = SF_INT, .off = J(model.layers),
+	  .range = SR_POS },
+	{ .key = "heads", .type = SF_INT, .off = J(model.heads),
+	  .range = SR_POS },
+	{ .key = "context", .type = SF_INT, .off = J(model.context),
+	  .range = SR_POS },
+	{ .key = "vocab", .type = SF_INT, .off = J(model.vocab),
+	  .range = SR_POS },
 	{ NULL }
 };
 
 static const struct spec_field job_data[] = {
+	{ .key = "format", .type = SF_ENUM, .off = J(data.format),
+	  .names = spec_format_names, .what = "data format" },
 	{ .key = "dataset", .type = SF_WORD, .off = J(data.dataset),
 	  .size = JS(data.dataset), .names = job_datasets,
 	  .what = "dataset" },
 	{ .key = "path", .type = SF_SAFEPATH, .off = J(data.path),
-	  .size = JS(data.path) },
+	  .size = JS(data.path), .glob_ok = true },
+	{ .key = "train", .type = SF_SAFEPATH, .off = J(data.train),
+	  .size = JS(data.train), .glob_ok = true },
+	{ .key = "val", .type = SF_SAFEPATH, .off = J(data.val),
+	  .size = JS(data.val) },
 	{ .key = "prefetch", .type = SF_INT, .off = J(data.prefetch),
 	  .range = SR_GE1 },
 	{ NULL }
@@ -96,6 +111,10 @@ static const struct spec_field job_train[] = {
 	{ .key = "epochs", .type = SF_INT, .off = J(train.epochs),
 	  .range = SR_POS },
 	{ .key = "seed", .type = SF_U64, .off = J(train.seed) },
+	{ .key = "eval_every", .type = SF_INT, .off = J(train.eval_every),
+	  .range = SR_NONNEG },
+	{ .key = "grad_clip", .type = SF_REAL, .off = J(train.grad_clip),
+	  .range = SR_NONNEG },
 	{ .key = "optimizer", .type = SF_MAP, .sub = job_optimizer },
 	{ .key = "lr", .type = SF_MAP, .sub = job_lr },
 	{ .key = "batch", .type = SF_MAP, .sub = job_batch },
@@ -176,13 +195,16 @@ spec_job_defaults(struct job_spec *j)
 	j->resources.device = DEVICE_CPU;
 	j->resources.memory_per_rank = 2ULL << 30;
 	j->resources.placement = PLACEMENT_RACK;
-	j->resources.group_size = 2;
+	j->resources.group_size = 0;	/* follows the job: place-rack.c */
 	j->model.type = MODEL_MLP;
 	j->model.hidden[0] = j->model.hidden[1] = 256;
 	j->model.n_hidden = 2;
 	j->model.channels[0] = 16;
 	j->model.channels[1] = 32;
 	j->model.n_channels = 2;
+	j->model.layers = 4;
+	j->model.heads = 4;
+	j->model.context = 128;
 	strcpy(j->data.dataset, "fashion-mnist");
 	j->data.prefetch = 8;
 	j->train.epochs = 5;
@@ -215,6 +237,29 @@ spec_job_defaults(struct job_spec *j)
 	spec_program_defaults(j);
 }
 
+/* strict: true is rack placement's alone, and only when the file asks
+ * for rack placement itself: a job that says nothing is never refused
+ * for want of a rack (place-rack.c). */
+static void
+job_check_strict(struct spec_walk *w, const struct ydoc_node *root,
+    const struct job_spec *j)
+{
+	const struct ydoc_node	*res = ydoc_get(root, "resources", NULL);
+	const struct ydoc_node	*key = NULL, *pkey = NULL;
+
+	if (!j->resources.strict)
+		return;
+	ydoc_get(res, "strict", &key);
+	ydoc_get(res, "placement", &pkey);
+	if (pkey == NULL)
+		spec_walk_error(w, key, "resources.strict: true applies to rack "
+		    "placement only; write placement: rack beside it");
+	else if (j->resources.placement != PLACEMENT_RACK)
+		spec_walk_error(w, key, "resources.strict: true applies to rack "
+		    "placement only, and this job has placement: %s",
+		    spec_placement_name(j->resources.placement));
+}
+
 /*
  * The checks that span keys.  They run only on a file that is otherwise
  * clean: after an error a default stands in for the bad value, and a
@@ -233,6 +278,7 @@ job_check(struct spec_walk *w, const struct ydoc_node *root,
 	if (j->kind == JOB_PROGRAM)
 		return;
 	spec_model_check(w, root, j);
+	job_check_strict(w, root, j);
 	if (micro == 0)
 		return;
 	ydoc_get(ydoc_get(ydoc_get(root, "train", NULL), "batch", NULL),

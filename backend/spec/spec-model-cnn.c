@@ -18,6 +18,7 @@ cnn_defaults(struct job_spec *j)
 const struct spec_model_kind spec_model_cnn = {
 	.name = "cnn",
 	.keys = cnn_keys,
+	.formats = 1u << FORMAT_IMAGES,
 	.defaults = cnn_defaults,
 	.no_cuda = "the convolutions have no CUDA kernels yet",
 };

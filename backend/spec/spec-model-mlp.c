@@ -11,5 +11,6 @@ static const char *const mlp_keys[] = { "hidden", NULL };
 const struct spec_model_kind spec_model_mlp = {
 	.name = "mlp",
 	.keys = mlp_keys,
+	.formats = 1u << FORMAT_IMAGES,
 	.cuda = true,
 };

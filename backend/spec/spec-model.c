@@ -14,10 +14,12 @@
 
 extern const struct spec_model_kind spec_model_mlp;
 extern const struct spec_model_kind spec_model_cnn;
+extern const struct spec_model_kind spec_model_gpt;
 
 static const struct spec_model_kind *const spec_models[] = {
 	[MODEL_MLP] = &spec_model_mlp,
 	[MODEL_CNN] = &spec_model_cnn,
+	[MODEL_GPT] = &spec_model_gpt,
 };
 
 #define SPEC_N_MODELS	(sizeof spec_models / sizeof spec_models[0])
@@ -126,6 +128,17 @@ spec_model_check(struct spec_walk *w, const struct ydoc_node *root,
 		spec_walk_error(w, spec_model_at(root, "resources.device"),
 		    "resources.device: cuda runs %s models only (%s); use "
 		    "device: cpu for a %s", cuda, k->no_cuda, k->name);
+	}
+	if (!(k->formats & (1u << j->data.format))) {
+		msg[0] = '\0';
+		for (int f = 0; spec_format_names[f] != NULL; f++)
+			if (k->formats & (1u << f))
+				snprintf(msg + strlen(msg), sizeof msg -
+				    strlen(msg), "%s%s", *msg ? " or " : "",
+				    spec_format_names[f]);
+		spec_walk_error(w, spec_model_at(root, "data.format"),
+		    "data.format: model type %s trains on %s, not %s", k->name,
+		    msg, spec_format_name(j->data.format));
 	}
 	if (k->check != NULL &&
 	    (blame = k->check(j, msg, sizeof msg)) != NULL)

@@ -4,7 +4,8 @@
  * below is its schema; argv and env are walked here (a list of strings,
  * a map of strings) into the packed buffers of struct job_spec.  What a
  * table cannot say is checked after the walk: a job is a model job or a
- * program job, not both and not neither; env may not set what hunter
+ * program job, not both (one with neither is a model job with the
+ * defaults); env may not set what hunter
  * sets for each rank; argv[0] is looked up on the node, which for
  * hunter validate is this machine.
  */
@@ -26,7 +27,7 @@ static const char *const program_reserved[] = { "RANK", "WORLD_SIZE",
 	"LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR",
 	"MASTER_PORT", NULL };
 
-/* The keys of a model job: any of them makes one. */
+/* The keys of a model job, which a program job may not have. */
 static const char *const program_model_keys[] = { "model", "data", "train",
 	"compression", NULL };
 
@@ -238,16 +239,9 @@ spec_program_check(struct spec_walk *w, const struct ydoc_node *root,
 {
 	const struct ydoc_node *key, *pkey;
 
-	if (j->kind == JOB_MODEL) {
-		for (int i = 0; program_model_keys[i] != NULL; i++) {
-			if (ydoc_get(root, program_model_keys[i], NULL) != NULL)
-				return;
-		}
-		spec_walk_error(w, NULL, "the job says neither model: (the "
-		    "built-in trainer, with data: and train:) nor program: "
-		    "(your own training code); it needs one of them");
+	/* A job without program: is a model job, written or defaulted. */
+	if (j->kind == JOB_MODEL)
 		return;
-	}
 	ydoc_get(root, "program", &pkey);
 	for (int i = 0; program_model_keys[i] != NULL; i++) {
 		if (ydoc_get(root, program_model_keys[i], &key) == NULL)

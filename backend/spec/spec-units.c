@@ -17,6 +17,7 @@
 
 const char *const spec_priority_names[] = { "low", "normal", "high", NULL };
 const char *const spec_device_names[] = { "cpu", "cuda", NULL };
+const char *const spec_format_names[] = { "images", "tokens", "text", NULL };
 const char *const spec_placement_names[] = { "pack", "spread", "rack", NULL };
 const char *const spec_optim_names[] = { "sgd", "adamw", NULL };
 const char *const spec_schedule_names[] = {
@@ -208,4 +209,10 @@ const char *
 spec_device_name(enum spec_device v)
 {
 	return UNITS_NAME(spec_device_names, v);
+}
+
+const char *
+spec_format_name(enum spec_format v)
+{
+	return UNITS_NAME(spec_format_names, v);
 }

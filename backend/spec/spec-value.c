@@ -120,6 +120,17 @@ walk_charset(const char *s, const char *extra)
 	return true;
 }
 
+/* Whether s holds a C0 control character or DEL (what spec_quote hides). */
+static bool
+walk_has_control(const char *s)
+{
+	for (; *s != '\0'; s++) {
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	}
+	return false;
+}
+
 static void
 walk_string(struct spec_walk *w, const struct spec_field *f,
     const struct ydoc_node *v, const char *path, char *dst)
@@ -156,12 +167,15 @@ walk_string(struct spec_walk *w, const struct spec_field *f,
 		    path, what, q, s[0]);
 		return;
 	}
-	if (f->type == SF_SAFEPATH && !walk_charset(s, "._-/~+,@=:")) {
+	/* A glob's * ? [ ] expand, but never run anything. */
+	if (f->type == SF_SAFEPATH && !walk_charset(s, f->glob_ok ?
+	    "._-/~+,@=:*?[]" : "._-/~+,@=:")) {
 		spec_walk_error(w, v, "%s: path '%s' may only hold letters, "
-		    "digits and . _ - / ~ + , @ = :", path, q);
+		    "digits and . _ - / ~ + , @ = :%s", path, q, f->glob_ok ?
+		    " and a glob's * ? [ ]" : "");
 		return;
 	}
-	if (f->type == SF_PATH && strcmp(q, s) != 0) {
+	if (f->type == SF_PATH && walk_has_control(s)) {
 		spec_walk_error(w, v, "%s: path '%s' holds control characters",
 		    path, q);
 		return;
@@ -207,33 +221,43 @@ spec_walk_ints(struct spec_walk *w, const struct spec_field *f,
 	size_t		 i;
 	char		 sub[SPEC_KEYPATH_MAX + 24];
 
-	if (v->kind != YDOC_SEQ) {
+	const struct ydoc_node *const *item =
+	    (const struct ydoc_node *const *)v->kids;
+	size_t		 n = v->n;
+
+	/* One number is a list of one where the key says so (channels:
+	 * 256, a gpt's width). */
+	if (f->one_ok && v->kind == YDOC_SCALAR &&
+	    walk_integer(v->str, &x) != -1) {
+		item = &v;
+		n = 1;
+	} else if (v->kind != YDOC_SEQ) {
 		spec_walk_expect(w, v, path, "a list");
 		return;
 	}
-	if (v->n > f->size || v->n < f->min_items) {
+	if (n > f->size || n < f->min_items) {
 		spec_walk_error(w, v, "%s: must hold %zu to %zu values, got %zu",
-		    path, f->min_items, f->size, v->n);
+		    path, f->min_items, f->size, n);
 		return;
 	}
-	for (i = 0; i < v->n; i++) {
+	for (i = 0; i < n; i++) {
 		snprintf(sub, sizeof sub, "%s[%zu]", path, i);
-		if (v->kids[i]->kind != YDOC_SCALAR ||
-		    walk_integer(v->kids[i]->str, &x) == -1) {
-			spec_walk_expect(w, v->kids[i], sub, "an integer");
+		if (item[i]->kind != YDOC_SCALAR ||
+		    walk_integer(item[i]->str, &x) == -1) {
+			spec_walk_expect(w, item[i], sub, "an integer");
 			bad++;
-		} else if (walk_range(w, v->kids[i], sub, SR_POS,
+		} else if (walk_range(w, item[i], sub, SR_POS,
 		    (double)x) != 0)
 			bad++;
 		else if (x > INT32_MAX) {
-			spec_walk_error(w, v->kids[i], "%s: too large", sub);
+			spec_walk_error(w, item[i], "%s: too large", sub);
 			bad++;
 		} else
 			vals[i] = (int)x;
 	}
 	if (bad == 0) {
-		memcpy((char *)base + f->off, vals, v->n * sizeof *vals);
-		*(int *)((char *)base + f->count_off) = (int)v->n;
+		memcpy((char *)base + f->off, vals, n * sizeof *vals);
+		*(int *)((char *)base + f->count_off) = (int)n;
 	}
 }
 

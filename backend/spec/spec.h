@@ -14,13 +14,21 @@
 
 #define SPEC_NAME_MAX   64
 #define SPEC_PATH_MAX   1024
+/* Nodes in a cluster file.  Far beyond any lab; it bounds the quadratic
+ * duplicate-name check, and the backend polls, commands and places on
+ * every one of them (it raises its open-file limit to match). */
+#define SPEC_MAX_NODES	4096
 #define SPEC_MAX_HIDDEN 8
 #define SPEC_MAX_CHANNELS 4
+/* Where the text of a gpt job comes from when data.path is not given:
+ * Debian's fortunes package. */
+#define SPEC_TEXT_DEFAULT "/usr/share/games/fortunes"
 
 enum spec_priority  { PRIORITY_LOW, PRIORITY_NORMAL, PRIORITY_HIGH };
 enum spec_device    { DEVICE_CPU, DEVICE_CUDA };
 enum spec_placement { PLACEMENT_PACK, PLACEMENT_SPREAD, PLACEMENT_RACK };
-enum spec_model     { MODEL_MLP, MODEL_CNN };
+enum spec_model     { MODEL_MLP, MODEL_CNN, MODEL_GPT };
+enum spec_format    { FORMAT_IMAGES, FORMAT_TOKENS, FORMAT_TEXT };
 enum spec_optim     { OPTIM_SGD, OPTIM_ADAMW };
 enum spec_schedule  { SCHEDULE_CONSTANT, SCHEDULE_COSINE, SCHEDULE_ADAPTIVE };
 enum spec_compress  { COMPRESS_NONE, COMPRESS_FP16, COMPRESS_TOPK, COMPRESS_THRESHOLD };
@@ -41,26 +49,39 @@ struct job_spec {
 		enum spec_device device;	/* cpu */
 		uint64_t	 memory_per_rank; /* bytes; 2GiB */
 		enum spec_placement placement;	/* rack */
-		int		 group_size;	/* 2; > 0 */
+		int		 group_size;	/* 0 = ranks / racks, rounded up */
+		bool		 strict;	/* rack: refuse rather than split */
 	} resources;
 
 	struct {
 		enum spec_model	type;		/* mlp */
 		int	hidden[SPEC_MAX_HIDDEN]; /* mlp: [256, 256]; cnn: [] */
 		int	n_hidden;
-		int	channels[SPEC_MAX_CHANNELS]; /* cnn conv channels: [16, 32] */
+		int	channels[SPEC_MAX_CHANNELS]; /* cnn conv channels: [16, 32];
+					  * gpt: one, the width C (256) */
 		int	n_channels;
+		int	layers;			/* gpt: blocks (4) */
+		int	heads;			/* gpt: attention heads (4) */
+		int	context;		/* gpt: tokens a window (128) */
+		int	vocab;			/* gpt: 0 = the data's */
 	} model;
 
 	struct {
+		enum spec_format format;	/* images; gpt: text */
 		char	dataset[SPEC_NAME_MAX];	/* fashion-mnist */
-		char	path[SPEC_PATH_MAX];	/* "" = found automatically */
+		char	path[SPEC_PATH_MAX];	/* images: their folder, text: a
+						 * file, folder or glob; "" =
+						 * found automatically */
+		char	train[SPEC_PATH_MAX];	/* tokens: the shards, a glob */
+		char	val[SPEC_PATH_MAX];	/* tokens: the validation shard */
 		int	prefetch;		/* 8; >= 1 */
 	} data;
 
 	struct {
 		int		epochs;		/* 5; > 0 */
 		uint64_t	seed;		/* 42 */
+		int		eval_every;	/* steps; 0 = at epochs' ends */
+		double		grad_clip;	/* global norm; 0 = none (gpt: 1) */
 		struct {
 			enum spec_optim type;	/* sgd */
 			double	momentum;	/* 0.9; [0, 1) */
@@ -226,6 +247,8 @@ struct spec_model_kind {
 	/* Defaults that differ from spec_job_defaults' (cnn: no hidden
 	 * layers), set before the file's keys are read; may be NULL. */
 	void		(*defaults)(struct job_spec *);
+	/* The data formats it trains on: bit i is enum spec_format i. */
+	unsigned	 formats;
 	/* Whether the device model (kernels/cuda) runs it; if not, why. */
 	bool		 cuda;
 	const char	*no_cuda;
@@ -233,7 +256,14 @@ struct spec_model_kind {
 	 * dotted key to blame ("model.hidden") with the reason in msg.  May
 	 * be NULL. */
 	const char	*(*check)(const struct job_spec *, char *msg, size_t len);
+	/* Training FLOPs a sample (forward and backward), for MFU; NULL
+	 * where nobody measures it. */
+	double		(*flops_per_sample)(const struct job_spec *);
 };
+
+/* The vocabulary a gpt job trains on: model.vocab, else text's 256 or
+ * GPT-2's 50257 for token shards. */
+int	spec_vocab(const struct job_spec *);
 
 /* The kind of a model enum; NULL for none. */
 const struct spec_model_kind *spec_model_kind(enum spec_model);
@@ -246,6 +276,7 @@ const char *spec_compress_name(enum spec_compress);
 const char *spec_placement_name(enum spec_placement);
 const char *spec_priority_name(enum spec_priority);
 const char *spec_device_name(enum spec_device);
+const char *spec_format_name(enum spec_format);
 
 void	spec_error_add(struct spec_errors *, const char *file, int line,
 	    int col, const char *fmt, ...) __attribute__((format(printf, 5, 6)));

@@ -71,25 +71,22 @@ autotune_search(int per_rank, size_t budget, autotune_probe fn, void *ctx,
 		else
 			fail = mid;
 	}
-	/* The largest fit, unless a smaller size measured >= 3% faster:
-	 * then the fastest of those. */
+	/* The largest fit within AUTOTUNE_MARGIN of the fastest fit. */
 	best = div[fit];
 	{
-		double	 cur = 0, top = 0;
+		double	 top = 0;
 
 		for (int k = 0; k < *ntrace; k++) {
-			if (trace[k].size == best)
-				cur = trace[k].samples_per_s;
+			if (trace[k].fit && trace[k].samples_per_s > top)
+				top = trace[k].samples_per_s;
 		}
+		best = 0;
 		for (int k = 0; k < *ntrace; k++) {
 			const struct autotune_trial *t = &trace[k];
 
-			if (t->fit && t->size < div[fit] &&
-			    t->samples_per_s >= 1.03 * cur &&
-			    t->samples_per_s > top) {
+			if (t->fit && t->size > best &&
+			    AUTOTUNE_MARGIN * t->samples_per_s >= top)
 				best = t->size;
-				top = t->samples_per_s;
-			}
 		}
 	}
 	return best;

@@ -4,7 +4,13 @@
  * makes up the global batch exactly.  Double until a size does not fit
  * the memory budget (or the device runs out), then bisect between the
  * last fit and the first failure.  Throughput is measured at every size
- * that fits; the largest wins unless a smaller one is at least 3% faster.
+ * that fits; the largest size within 10% of the fastest wins.  Not "the
+ * fastest": a trial times the forward and backward passes alone, and a
+ * smaller micro-batch also pays what it does not see for each micro-step
+ * (the loader's hand-off, the accumulation, a step's bookkeeping); and
+ * where throughput falls slowly with the size, as it does on a CPU, a
+ * narrow margin crosses the curve between two sizes a few percent apart,
+ * and the choice follows the timings' noise from run to run.
  */
 #ifndef HUNTER_AUTOTUNE_H
 #define HUNTER_AUTOTUNE_H
@@ -13,6 +19,8 @@
 #include <stddef.h>
 
 #define AUTOTUNE_MAX_TRIALS 64
+/* A size within this factor of the fastest counts as fast as it. */
+#define AUTOTUNE_MARGIN 1.10
 
 struct autotune_trial {
 	int	 size;

@@ -127,7 +127,7 @@ ckpt_header(const struct model *m, const struct optimizer *o,
 	meta_set(meta, "micro", "%d", cm->micro);
 	meta_set(meta, "accum", "%d", cm->accum);
 	meta_set(meta, "global", "%d", cm->global);
-	meta_set(meta, "samples", "%d", cm->samples);
+	meta_set(meta, "samples", "%ld", cm->samples);
 	meta_set(meta, "adam_t", "%ld", o->t);
 	meta_set(meta, "crc32", "%s", CKPT_CRC_ZERO);
 	json_object_set_new(root, "__metadata__", meta);

@@ -98,7 +98,7 @@ static const struct ckpt_num {
 	CKPT_NUM(micro, INT_MAX),
 	CKPT_NUM(accum, INT_MAX),
 	CKPT_NUM(global, INT_MAX),
-	CKPT_NUM(samples, INT_MAX),
+	CKPT_NUM(samples, LONG_MAX),
 };
 
 /* The metadata's job and numbers into cm, Adam's step count into

@@ -35,7 +35,7 @@ struct ckpt_meta {
 	uint64_t seed;
 	int	 world, micro, accum;
 	int	 global;	/* train.batch.global */
-	int	 samples;	/* of the training set */
+	long	 samples;	/* of the training set: images or tokens */
 	/* Written when set; filled by a load (free with checkpoint_meta_free). */
 	struct ckpt_blob *blobs;
 	int	 nblobs;

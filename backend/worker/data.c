@@ -4,7 +4,9 @@
  * An idx file is a big-endian header (magic 0x0000080N, N the number of
  * dimensions, then N u32 sizes) followed by unsigned bytes.  zlib's gzread
  * reads gzipped and raw files alike.  Every size in the header is checked
- * before anything is allocated, so a hostile header cannot ask for 4 GiB.
+ * before anything is allocated, and the body is read in chunks straight
+ * into the floats, so neither a hostile header nor a small gzip that
+ * inflates to a great deal can make a rank allocate more than 1 GiB.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -18,8 +20,19 @@
 
 #define IDX_MAX_SAMPLES	(1 << 24)
 #define IDX_MAX_SIDE	1024
-/* Far beyond Fashion-MNIST's 47 MB: a header may not ask for more. */
-#define IDX_MAX_BYTES	((size_t)1 << 30)
+/*
+ * What one rank may allocate for the images, as the floats it trains on
+ * (4 bytes a pixel; Fashion-MNIST's training set takes 188 MB).  The cap
+ * is on the allocation, not on the bytes read: a gzip of 1 MB inflates to
+ * 1 GiB of pixels, 4 GiB of floats.
+ */
+#define IDX_MAX_FLOAT_BYTES	((size_t)1 << 30)
+/* Bytes read per gzread, and the elements allocated before the data
+ * shows it is there, then grown eightfold as it comes (fewer copies than
+ * doubling): a header that claims more than the file holds costs at most
+ * eight times what the file holds. */
+#define IDX_CHUNK	65536
+#define IDX_FIRST_ELEMS	((size_t)1 << 20)
 /* Fashion-MNIST's training-set mean and standard deviation. */
 #define FMNIST_MEAN	0.2860f
 #define FMNIST_STD	0.3530f
@@ -27,8 +40,8 @@
 struct idx {
 	int	 ndim;
 	uint32_t dims[3];
-	uint8_t	*data;
-	size_t	 len;
+	size_t	 len;		/* elements: the product of dims */
+	void	*data;		/* len bytes, or len floats (normalised) */
 };
 
 static uint32_t
@@ -38,13 +51,89 @@ be32(const uint8_t *p)
 	    (uint32_t)p[2] << 8 | p[3];
 }
 
-/* Read one idx file of ndim dimensions into idx. */
+/* Read and check the header of an idx file of ndim dimensions whose body
+ * becomes elements of esize bytes. */
 static int
-idx_read(const char *path, int ndim, struct idx *idx, char *err, size_t errlen)
+idx_header(gzFile f, const char *path, int ndim, size_t esize,
+    struct idx *idx, char *err, size_t errlen)
 {
-	gzFile	 f;
 	uint8_t	 hdr[16];
 	size_t	 hlen = 4 + 4 * (size_t)ndim, len = 1;
+	int	 n;
+
+	n = gzread(f, hdr, (unsigned)hlen);
+	if (n < 0 || (size_t)n < hlen) {
+		snprintf(err, errlen, "%s: truncated idx header (%d of %zu bytes)",
+		    path, n < 0 ? 0 : n, hlen);
+		return -1;
+	}
+	if (hdr[0] != 0 || hdr[1] != 0 || hdr[2] != 0x08 || hdr[3] != ndim) {
+		snprintf(err, errlen, "%s: bad idx magic 0x%08x (expected 0x%08x: "
+		    "unsigned bytes, %d dimensions)", path, be32(hdr),
+		    0x800 + ndim, ndim);
+		return -1;
+	}
+	for (int i = 0; i < ndim; i++) {
+		idx->dims[i] = be32(hdr + 4 + 4 * i);
+		if (idx->dims[i] == 0 || idx->dims[i] >
+		    (i == 0 ? IDX_MAX_SAMPLES : IDX_MAX_SIDE)) {
+			snprintf(err, errlen, "%s: implausible size %u in "
+			    "dimension %d", path, idx->dims[i], i);
+			return -1;
+		}
+		len *= idx->dims[i];
+		if (len > IDX_MAX_FLOAT_BYTES / esize) {
+			snprintf(err, errlen, "%s: the header's sizes ask for "
+			    "more than %zu bytes%s", path, IDX_MAX_FLOAT_BYTES,
+			    esize == 1 ? "" : " as floats");
+			return -1;
+		}
+	}
+	idx->ndim = ndim;
+	idx->len = len;
+	return 0;
+}
+
+/* Store n bytes read at element off of idx->data, growing it up to
+ * idx->len elements of esize bytes. */
+static void
+idx_store(struct idx *idx, size_t esize, size_t *cap, size_t off,
+    const uint8_t *buf, size_t n)
+{
+	float	*x;
+	void	*grown;
+	size_t	 want;
+
+	if (off + n > *cap) {
+		for (want = *cap ? *cap : IDX_FIRST_ELEMS; want < off + n;)
+			want *= 8;
+		if (want > idx->len)
+			want = idx->len;
+		grown = xmalloc_aligned(want * esize);
+		if (off > 0)
+			memcpy(grown, idx->data, off * esize);
+		free(idx->data);
+		idx->data = grown;
+		*cap = want;
+	}
+	if (esize == 1) {
+		memcpy((uint8_t *)idx->data + off, buf, n);
+		return;
+	}
+	x = (float *)idx->data + off;
+	for (size_t i = 0; i < n; i++)
+		x[i] = (buf[i] / 255.0f - FMNIST_MEAN) / FMNIST_STD;
+}
+
+/* Read one idx file of ndim dimensions into idx: its bytes as they are
+ * (esize 1) or as normalised floats (esize 4). */
+static int
+idx_read(const char *path, int ndim, size_t esize, struct idx *idx,
+    char *err, size_t errlen)
+{
+	gzFile	 f;
+	uint8_t	*buf;
+	size_t	 got = 0, cap = 0, want;
 	int	 n, zerr;
 	char	 extra;
 
@@ -53,54 +142,36 @@ idx_read(const char *path, int ndim, struct idx *idx, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: %s", path, strerror(errno ? errno : ENOENT));
 		return -1;
 	}
-	n = gzread(f, hdr, (unsigned)hlen);
-	if (n < 0 || (size_t)n < hlen) {
-		snprintf(err, errlen, "%s: truncated idx header (%d of %zu bytes)",
-		    path, n < 0 ? 0 : n, hlen);
-		goto fail;
+	if (idx_header(f, path, ndim, esize, idx, err, errlen) != 0) {
+		gzclose(f);
+		return -1;
 	}
-	if (hdr[0] != 0 || hdr[1] != 0 || hdr[2] != 0x08 || hdr[3] != ndim) {
-		snprintf(err, errlen, "%s: bad idx magic 0x%08x (expected 0x%08x: "
-		    "unsigned bytes, %d dimensions)", path, be32(hdr),
-		    0x800 + ndim, ndim);
-		goto fail;
-	}
-	for (int i = 0; i < ndim; i++) {
-		idx->dims[i] = be32(hdr + 4 + 4 * i);
-		if (idx->dims[i] == 0 || idx->dims[i] >
-		    (i == 0 ? IDX_MAX_SAMPLES : IDX_MAX_SIDE)) {
-			snprintf(err, errlen, "%s: implausible size %u in "
-			    "dimension %d", path, idx->dims[i], i);
+	buf = xmalloc(IDX_CHUNK);
+	while (got < idx->len) {
+		want = idx->len - got < IDX_CHUNK ? idx->len - got : IDX_CHUNK;
+		if ((n = gzread(f, buf, (unsigned)want)) < 0) {
+			snprintf(err, errlen, "%s: %s", path, gzerror(f, &zerr));
 			goto fail;
 		}
-		len *= idx->dims[i];
-		if (len > IDX_MAX_BYTES) {
-			snprintf(err, errlen, "%s: the header's sizes ask for "
-			    "more than %zu bytes", path, IDX_MAX_BYTES);
+		if (n == 0) {
+			snprintf(err, errlen, "%s: truncated: expected %zu bytes "
+			    "of data after the header, got %zu", path, idx->len,
+			    got);
 			goto fail;
 		}
-	}
-	idx->ndim = ndim;
-	idx->len = len;
-	idx->data = xmalloc(len);
-	n = gzread(f, idx->data, (unsigned)len);
-	if (n < 0) {
-		snprintf(err, errlen, "%s: %s", path, gzerror(f, &zerr));
-		goto fail;
-	}
-	if ((size_t)n < len) {
-		snprintf(err, errlen, "%s: truncated: expected %zu bytes of data "
-		    "after the header, got %d", path, len, n);
-		goto fail;
+		idx_store(idx, esize, &cap, got, buf, (size_t)n);
+		got += (size_t)n;
 	}
 	if (gzread(f, &extra, 1) != 0) {
 		snprintf(err, errlen, "%s: unexpected bytes after %zu bytes of "
-		    "data", path, len);
+		    "data", path, idx->len);
 		goto fail;
 	}
+	free(buf);
 	gzclose(f);
 	return 0;
 fail:
+	free(buf);
 	free(idx->data);
 	idx->data = NULL;
 	gzclose(f);
@@ -112,12 +183,12 @@ data_load_idx(const char *images, const char *labels, struct dataset *ds,
     char *err, size_t errlen)
 {
 	struct idx	 xi, yi;
-	size_t		 pix;
+	const uint8_t	*y;
 
 	memset(ds, 0, sizeof *ds);
-	if (idx_read(images, 3, &xi, err, errlen) != 0)
+	if (idx_read(images, 3, sizeof(float), &xi, err, errlen) != 0)
 		return -1;
-	if (idx_read(labels, 1, &yi, err, errlen) != 0) {
+	if (idx_read(labels, 1, 1, &yi, err, errlen) != 0) {
 		free(xi.data);
 		return -1;
 	}
@@ -126,22 +197,19 @@ data_load_idx(const char *images, const char *labels, struct dataset *ds,
 		    images, xi.dims[0], labels, yi.dims[0]);
 		goto fail;
 	}
+	y = yi.data;
 	for (size_t i = 0; i < yi.len; i++) {
-		if (yi.data[i] > 9) {
+		if (y[i] > 9) {
 			snprintf(err, errlen, "%s: label %u of sample %zu is "
-			    "not a class 0..9", labels, yi.data[i], i);
+			    "not a class 0..9", labels, y[i], i);
 			goto fail;
 		}
 	}
 	ds->n = (int)xi.dims[0];
 	ds->rows = (int)xi.dims[1];
 	ds->cols = (int)xi.dims[2];
-	pix = xi.len;
-	ds->x = xmalloc_aligned(pix * sizeof(float));
-	for (size_t i = 0; i < pix; i++)
-		ds->x[i] = (xi.data[i] / 255.0f - FMNIST_MEAN) / FMNIST_STD;
+	ds->x = xi.data;
 	ds->y = yi.data;
-	free(xi.data);
 	return 0;
 fail:
 	free(xi.data);

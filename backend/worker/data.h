@@ -38,8 +38,9 @@ void	data_shard(int global, int world, int rank, int accum, int micro_step,
 void	data_permutation(uint32_t *perm, int n, uint64_t seed, int epoch);
 
 struct batch {
-	float	*x;
+	float	*x;		/* images */
 	uint8_t	*y;
+	int32_t	*tok, *tgt;	/* token windows: [n, T] each */
 	int	 n;
 	int	 epoch;
 	long	 step;		/* within the epoch */
@@ -47,10 +48,22 @@ struct batch {
 };
 
 struct loader;
+struct token_part;
+
+/* What a loader reads: images, or windows of T + 1 tokens of a part of a
+ * token corpus (tokens.h), steps_per_epoch global batches an epoch. */
+struct loader_source {
+	const struct dataset	*images;
+	const struct token_part	*tokens;
+	int			 T;
+	long			 steps_per_epoch;
+};
 
 /* Start a prefetch thread that yields this rank's micro-batches in order,
- * from (epoch, step) onwards, until end_epoch. */
-struct loader *loader_start(const struct dataset *, uint64_t seed,
+ * from (epoch, step) onwards, until end_epoch.  The samples of a step
+ * are a function of the seed and the global batch alone: an epoch's
+ * permutation of the images, or token windows drawn for that step. */
+struct loader *loader_start(const struct loader_source *, uint64_t seed,
 	    int global, int world, int rank, int accum, int prefetch,
 	    int epoch, long step, int end_epoch);
 /* Next micro-batch; blocks until it is ready and adds the wait to

@@ -12,9 +12,7 @@ static void
 relu_setup(struct model *m, struct layer *l)
 {
 	(void)m;
-	for (int d = 0; d < LAYER_DIMS; d++)
-		l->out_dim[d] = l->in_dim[d];
-	l->out_size = l->in_size;
+	layer_same_shape(l);
 }
 
 static void

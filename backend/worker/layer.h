@@ -38,8 +38,13 @@ struct rng;
 
 /* What a builder asks of a layer; each kind reads the members it needs. */
 struct layer_args {
-	int	 out;			/* linear: outputs; conv: channels */
+	int	 out;			/* linear, proj: outputs; conv:
+					 * channels; embed: channels */
 	int	 k, pad;		/* conv: kernel side and zero padding */
+	int	 heads;			/* attention */
+	int	 vocab;			/* embed */
+	float	 std;			/* proj: the init's standard
+					 * deviation; 0: GPT-2's 0.02 */
 	int	 n_src;			/* 0: reads the layer before it */
 	int	 src[LAYER_MAX_IN];	/* layer indices; -1: the model's input */
 };
@@ -67,6 +72,7 @@ struct layer {
 struct layer_io {
 	const float	*params;
 	float		*grads;
+	const int32_t	*tok;		/* a token model's input: [B, T] */
 	const float	*in[LAYER_MAX_IN];
 	float		*din[LAYER_MAX_IN];
 	float		*out, *dout;
@@ -99,14 +105,33 @@ struct layer_type {
 /* For setup: a parameter tensor NAME.suffix of the layer, its offset. */
 size_t	model_param(struct model *, const struct layer *, const char *suffix,
 	    int ndim, const int *shape);
+/* For setup: the output has the input's shape (activations, LayerNorm,
+ * the residual add). */
+void	layer_same_shape(struct layer *);
 /* For setup: the model's workspace holds at least n floats. */
 void	model_need_workspace(struct model *, size_t n);
 /* For init: n floats uniform in +-1/sqrt(fan_in), PyTorch's default. */
 void	layer_init_uniform(float *p, size_t n, size_t fan_in, struct rng *);
+/* For init: n floats from a normal of mean 0 and this deviation. */
+void	layer_init_normal(float *p, size_t n, float std, struct rng *);
+/* For the layers whose kernels add into an input gradient (the
+ * transformer's, kernels/cpu/transformer.h): zero io->din[j] first
+ * unless this layer is to add to it.  n floats a sample. */
+void	layer_din_begin(const struct layer *, const struct layer_io *, int j,
+	    size_t n);
+/* The tensor of the model called name, for a layer that ties to it. */
+const struct tensor_info *model_tensor(const struct model *, const char *name);
 
 extern const struct layer_type layer_linear;
 extern const struct layer_type layer_relu;
 extern const struct layer_type layer_conv;
 extern const struct layer_type layer_pool;
+extern const struct layer_type layer_embed;
+extern const struct layer_type layer_layernorm;
+extern const struct layer_type layer_proj;
+extern const struct layer_type layer_attention;
+extern const struct layer_type layer_gelu;
+extern const struct layer_type layer_add;
+extern const struct layer_type layer_head;
 
 #endif

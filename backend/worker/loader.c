@@ -3,6 +3,9 @@
  * rank (epoch permutation, global batches, this rank's slices) and keeps
  * up to `prefetch` micro-batches ready in a ring, so the train loop only
  * waits when the data really cannot keep up.  That wait is measured.
+ * Token windows are cut the same way: sample i of a global batch is the
+ * window tokens_draw gives for (seed, step, i), so a rank's slice holds
+ * the same windows at any world size.
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -13,13 +16,17 @@
 #include "lib/clock.h"
 #include "lib/xmalloc.h"
 #include "backend/worker/data.h"
+#include "backend/worker/tokens.h"
 
 struct slot {
 	struct batch	 b;
 };
 
 struct loader {
+	struct loader_source src;
 	const struct dataset *ds;
+	uint64_t	 nwindows;	/* tokens: window starts in the part */
+	int32_t		*window;	/* tokens: T + 1 of scratch */
 	uint64_t	 seed;
 	int		 global, world, rank, accum;
 	int		 end_epoch;
@@ -42,19 +49,46 @@ struct loader {
 	pthread_t	 thread;
 };
 
+/* The token windows of samples [off, off + n) of the current step. */
+static void
+loader_fill_tokens(struct loader *l, struct batch *b, int off, int n)
+{
+	int	 T = l->src.T;
+	long	 gstep = (long)l->epoch * l->steps_per_epoch + l->step;
+
+	for (int i = 0; i < n; i++) {
+		uint64_t w = tokens_draw(l->seed, gstep, off + i, l->nwindows);
+
+		tokens_window(l->src.tokens, w, T, l->window);
+		memcpy(b->tok + (size_t)i * T, l->window, (size_t)T *
+		    sizeof *l->window);
+		memcpy(b->tgt + (size_t)i * T, l->window + 1, (size_t)T *
+		    sizeof *l->window);
+	}
+}
+
 /* Gather the samples of the producer's current position into b. */
 static void
 loader_fill(struct loader *l, struct batch *b)
 {
 	const struct dataset *ds = l->ds;
-	size_t	 pix = (size_t)ds->rows * ds->cols;
+	size_t	 pix;
 	int	 off, n;
 
+	data_shard(l->global, l->world, l->rank, l->accum, l->micro, &off, &n);
+	b->n = n;
+	b->epoch = l->epoch;
+	b->step = l->step;
+	b->micro = l->micro;
+	if (l->src.tokens != NULL) {
+		loader_fill_tokens(l, b, off, n);
+		return;
+	}
+	pix = (size_t)ds->rows * ds->cols;
 	if (l->perm_epoch != l->epoch) {
 		data_permutation(l->perm, ds->n, l->seed, l->epoch);
 		l->perm_epoch = l->epoch;
 	}
-	data_shard(l->global, l->world, l->rank, l->accum, l->micro, &off, &n);
 	off += (int)(l->step * l->global);
 	for (int i = 0; i < n; i++) {
 		uint32_t s = l->perm[off + i];
@@ -62,10 +96,6 @@ loader_fill(struct loader *l, struct batch *b)
 		    pix * sizeof(float));
 		b->y[i] = ds->y[s];
 	}
-	b->n = n;
-	b->epoch = l->epoch;
-	b->step = l->step;
-	b->micro = l->micro;
 }
 
 static void *
@@ -109,31 +139,44 @@ loader_main(void *arg)
 }
 
 struct loader *
-loader_start(const struct dataset *ds, uint64_t seed, int global, int world,
-    int rank, int accum, int prefetch, int epoch, long step, int end_epoch)
+loader_start(const struct loader_source *src, uint64_t seed, int global,
+    int world, int rank, int accum, int prefetch, int epoch, long step,
+    int end_epoch)
 {
 	struct loader	*l = xcalloc(1, sizeof *l);
-	size_t		 pix = (size_t)ds->rows * ds->cols;
 	int		 max_n = global / (world * accum) + 1;
 
-	l->ds = ds;
+	l->src = *src;
+	l->ds = src->images;
 	l->seed = seed;
 	l->global = global;
 	l->world = world;
 	l->rank = rank;
 	l->accum = accum;
 	l->end_epoch = end_epoch;
-	l->steps_per_epoch = ds->n / global;
+	l->steps_per_epoch = src->steps_per_epoch;
 	l->epoch = epoch;
 	l->step = step;
-	l->perm = xmalloc((size_t)ds->n * sizeof *l->perm);
 	l->perm_epoch = -1;
+	if (src->tokens != NULL) {
+		l->nwindows = tokens_windows(src->tokens, src->T);
+		l->window = xmalloc(((size_t)src->T + 1) * sizeof *l->window);
+	} else
+		l->perm = xmalloc((size_t)l->ds->n * sizeof *l->perm);
 	/* One slot more than prefetch: the consumer holds one while it trains. */
 	l->nslots = (prefetch < 1 ? 1 : prefetch) + 1;
 	l->slots = xcalloc((size_t)l->nslots, sizeof *l->slots);
 	for (int i = 0; i < l->nslots; i++) {
-		l->slots[i].b.x = xmalloc_aligned((size_t)max_n * pix * sizeof(float));
-		l->slots[i].b.y = xmalloc((size_t)max_n);
+		struct batch *b = &l->slots[i].b;
+
+		if (src->tokens != NULL) {
+			b->tok = xmalloc((size_t)max_n * src->T * sizeof *b->tok);
+			b->tgt = xmalloc((size_t)max_n * src->T * sizeof *b->tgt);
+			continue;
+		}
+		b->x = xmalloc_aligned((size_t)max_n * l->ds->rows *
+		    l->ds->cols * sizeof(float));
+		b->y = xmalloc((size_t)max_n);
 	}
 	pthread_mutex_init(&l->lock, NULL);
 	pthread_cond_init(&l->cond, NULL);
@@ -186,9 +229,12 @@ loader_stop(struct loader *l)
 	for (int i = 0; i < l->nslots; i++) {
 		free(l->slots[i].b.x);
 		free(l->slots[i].b.y);
+		free(l->slots[i].b.tok);
+		free(l->slots[i].b.tgt);
 	}
 	free(l->slots);
 	free(l->perm);
+	free(l->window);
 	pthread_mutex_destroy(&l->lock);
 	pthread_cond_destroy(&l->cond);
 	free(l);

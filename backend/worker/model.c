@@ -4,8 +4,8 @@
  * place, which input gradients add), lays the parameters out in one
  * buffer, allocates activations for max_batch samples and lets each layer
  * initialise its tensors, in layer order, from the seed.  The passes call
- * each layer's type; the loss, softmax cross-entropy over the classes,
- * follows the last layer.
+ * each layer's type; the loss (model.h, enum model_loss) follows the last
+ * layer.
  */
 #include <math.h>
 #include <stdio.h>
@@ -15,15 +15,18 @@
 #include "lib/rng.h"
 #include "lib/xmalloc.h"
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/transformer.h"
 #include "backend/worker/model.h"
 
 extern const struct model_type model_mlp;
 extern const struct model_type model_cnn;
+extern const struct model_type model_gpt;
 
 /* The builders, indexed by the spec's model kind. */
 static const struct model_type *const model_types[] = {
 	[MODEL_MLP] = &model_mlp,
 	[MODEL_CNN] = &model_cnn,
+	[MODEL_GPT] = &model_gpt,
 };
 
 static const struct model_type *
@@ -44,7 +47,13 @@ model_param(struct model *m, const struct layer *l, const char *suffix,
 	m->tensors = xreallocarray(m->tensors, (size_t)m->n_tensors + 1,
 	    sizeof *m->tensors);
 	t = &m->tensors[m->n_tensors++];
-	snprintf(t->name, sizeof t->name, "%s.%s", l->name, suffix);
+	memset(t, 0, sizeof *t);
+	/* A layer without a name gives its tensors whole names (GPT-2's
+	 * wte.weight and wpe.weight). */
+	if (l->name[0] == '\0')
+		snprintf(t->name, sizeof t->name, "%s", suffix);
+	else
+		snprintf(t->name, sizeof t->name, "%s.%s", l->name, suffix);
 	t->ndim = ndim;
 	for (int i = 0; i < ndim; i++) {
 		t->shape[i] = shape[i];
@@ -54,6 +63,13 @@ model_param(struct model *m, const struct layer *l, const char *suffix,
 	t->numel = numel;
 	m->n_params += numel;
 	return t->offset;
+}
+
+void
+layer_same_shape(struct layer *l)
+{
+	memcpy(l->out_dim, l->in_dim, sizeof l->out_dim);
+	l->out_size = l->in_size;
 }
 
 void
@@ -70,6 +86,31 @@ layer_init_uniform(float *p, size_t n, size_t fan_in, struct rng *r)
 
 	for (size_t j = 0; j < n; j++)
 		p[j] = (2.0f * rng_float(r) - 1.0f) * bound;
+}
+
+void
+layer_init_normal(float *p, size_t n, float std, struct rng *r)
+{
+	for (size_t j = 0; j < n; j++)
+		p[j] = std * rng_gauss(r);
+}
+
+void
+layer_din_begin(const struct layer *l, const struct layer_io *io, int j,
+    size_t n)
+{
+	if (io->din[j] != NULL && !(l->din_add & (1u << j)))
+		memset(io->din[j], 0, (size_t)io->B * n * sizeof(float));
+}
+
+const struct tensor_info *
+model_tensor(const struct model *m, const char *name)
+{
+	for (int i = 0; i < m->n_tensors; i++) {
+		if (strcmp(m->tensors[i].name, name) == 0)
+			return &m->tensors[i];
+	}
+	return NULL;
 }
 
 int
@@ -185,9 +226,16 @@ model_alloc_activations(struct model *m)
 			continue;
 		}
 		l->out = xmalloc_aligned(B * l->out_size * sizeof(float));
-		l->dout = xmalloc_aligned(B * l->out_size * sizeof(float));
+		/* The token loss writes its gradient over the logits. */
+		if (m->loss == MODEL_LOSS_TOKENS && i == m->n_layers - 1)
+			l->dout = l->out;
+		else
+			l->dout = xmalloc_aligned(B * l->out_size *
+			    sizeof(float));
 	}
-	m->probs = xmalloc_aligned(B * (size_t)m->classes * sizeof(float));
+	if (m->loss == MODEL_LOSS_CLASSES)
+		m->probs = xmalloc_aligned(B * (size_t)m->classes *
+		    sizeof(float));
 }
 
 static void
@@ -199,8 +247,9 @@ model_free_activations(struct model *m)
 		free(l->aux);
 		l->aux = NULL;
 		if (!l->inplace) {
+			if (l->dout != l->out)
+				free(l->dout);
 			free(l->out);
-			free(l->dout);
 		}
 		l->out = l->dout = NULL;
 	}
@@ -281,14 +330,15 @@ model_free(struct model *m)
 	free(m);
 }
 
-/* The host buffers of layer l for B samples of input x. */
+/* The host buffers of layer l for B samples of input in. */
 static void
-model_io(struct model *m, const struct layer *l, const float *x, int B,
-    struct layer_io *io)
+model_io(struct model *m, const struct layer *l,
+    const struct model_input *in, int B, struct layer_io *io)
 {
 	memset(io, 0, sizeof *io);
 	io->params = m->params;
 	io->grads = m->grads;
+	io->tok = in->tok;
 	io->out = l->out;
 	io->dout = l->dout;
 	io->aux = l->aux;
@@ -298,53 +348,76 @@ model_io(struct model *m, const struct layer *l, const float *x, int B,
 		const struct layer *s = l->src[j] < 0 ? NULL :
 		    &m->layers[l->src[j]];
 
-		io->in[j] = s != NULL ? s->out : x;
+		io->in[j] = s != NULL ? s->out : in->x;
 		io->din[j] = s != NULL ? s->dout : NULL;
 	}
 }
 
 double
-model_forward(struct model *m, const float *x, const uint8_t *y, int B,
+model_forward(struct model *m, const struct model_input *in, int B,
     int *correct)
 {
 	struct layer	*last = &m->layers[m->n_layers - 1];
 	struct layer_io	 io;
 
 	for (int i = 0; i < m->n_layers; i++) {
-		model_io(m, &m->layers[i], x, B, &io);
+		model_io(m, &m->layers[i], in, B, &io);
 		m->layers[i].type->forward(&m->layers[i], &io);
 	}
+	if (m->loss == MODEL_LOSS_TOKENS)
+		return vocab_xent(last->out, in->tgt, B * m->in_c, m->classes,
+		    0);
 	if (correct != NULL)
-		*correct += argmax_correct(last->out, y, B, m->classes);
-	return softmax_xent_forward(m->probs, last->out, y, B, m->classes);
+		*correct += argmax_correct(last->out, in->y, B, m->classes);
+	return softmax_xent_forward(m->probs, last->out, in->y, B, m->classes);
 }
 
 void
-model_backward(struct model *m, const float *x, const uint8_t *y, int B,
+model_backward(struct model *m, const struct model_input *in, int B,
     float scale)
 {
 	struct layer	*last = &m->layers[m->n_layers - 1];
 	struct layer_io	 io;
 
-	softmax_xent_backward(last->dout, m->probs, y, B, m->classes, scale);
+	if (m->loss == MODEL_LOSS_TOKENS)
+		(void)vocab_xent(last->out, in->tgt, B * m->in_c, m->classes,
+		    scale);
+	else
+		softmax_xent_backward(last->dout, m->probs, in->y, B,
+		    m->classes, scale);
 	for (int i = m->n_layers - 1; i >= 0; i--) {
-		model_io(m, &m->layers[i], x, B, &io);
+		model_io(m, &m->layers[i], in, B, &io);
 		m->layers[i].type->backward(&m->layers[i], &io);
 	}
 }
 
-int
-model_evaluate(struct model *m, const float *x, const uint8_t *y, int n,
-    double *loss)
+struct model_input
+model_input_at(const struct model *m, const struct model_input *in, int off)
 {
 	size_t	 pix = (size_t)m->in_c * m->in_h * m->in_w;
+	struct model_input at = { 0 };
+
+	if (m->loss == MODEL_LOSS_TOKENS) {
+		at.tok = in->tok + (size_t)off * m->in_c;
+		at.tgt = in->tgt + (size_t)off * m->in_c;
+	} else {
+		at.x = in->x + (size_t)off * pix;
+		at.y = in->y + off;
+	}
+	return at;
+}
+
+int
+model_evaluate(struct model *m, const struct model_input *in, int n,
+    double *loss)
+{
 	int	 correct = 0;
 
 	for (int off = 0; off < n; off += m->max_batch) {
-		int B = n - off < m->max_batch ? n - off : m->max_batch;
+		int	 B = n - off < m->max_batch ? n - off : m->max_batch;
+		struct model_input at = model_input_at(m, in, off);
 
-		*loss += model_forward(m, x + (size_t)off * pix, y + off, B,
-		    &correct);
+		*loss += model_forward(m, &at, B, &correct);
 	}
 	return correct;
 }
@@ -359,9 +432,11 @@ model_tracked_bytes(const struct model *m, int B)
 
 		bytes += (size_t)B * l->aux_bytes;
 		if (!l->inplace)
-			bytes += 2 * (size_t)B * l->out_size * sizeof(float);
+			bytes += (l->dout == l->out ? 1 : 2) * (size_t)B *
+			    l->out_size * sizeof(float);
 	}
-	bytes += (size_t)B * m->classes * sizeof(float);
+	if (m->probs != NULL)
+		bytes += (size_t)B * m->classes * sizeof(float);
 	bytes += m->workspace_len * sizeof(float);
 	return bytes;
 }

@@ -25,11 +25,31 @@ struct tensor_info {
 	size_t	 offset, numel;
 	int	 ndim;
 	int	 shape[4];
+	int	 no_decay;	/* the optimizer leaves it out of weight decay */
+};
+
+/*
+ * What a model is trained against, after its last layer.  A class model
+ * (mlp, cnn) takes softmax cross-entropy over its classes against a label
+ * a sample; a token model (gpt) takes it over the vocabulary at every
+ * position against the next token, fused with its gradient, which is
+ * written over the logits (the last layer's dout is its out).
+ */
+enum model_loss { MODEL_LOSS_CLASSES, MODEL_LOSS_TOKENS };
+
+/* One batch as a model reads it: images and their labels, or token
+ * windows (the tokens and, a position later, their targets). */
+struct model_input {
+	const float	*x;		/* [B, c * h * w] */
+	const uint8_t	*y;		/* [B] */
+	const int32_t	*tok;		/* [B, T] */
+	const int32_t	*tgt;		/* [B, T]; < 0: no target there */
 };
 
 struct model {
 	const struct spec_model_kind *type;	/* its name, for checkpoints */
-	int		 in_c, in_h, in_w, classes;
+	enum model_loss	 loss;		/* set by the builder */
+	int		 in_c, in_h, in_w, classes;	/* tokens: T, 1, 1, vocab */
 	int		 max_batch;
 	struct layer	*layers;
 	int		 n_layers;
@@ -38,7 +58,7 @@ struct model {
 	size_t		 n_params;
 	float		*params;
 	float		*grads;		/* n_params + MODEL_GRAD_EXTRA */
-	float		*probs;		/* [max_batch, classes] */
+	float		*probs;		/* [max_batch, classes]; classes loss */
 	float		*workspace;	/* shared scratch: conv's im2col */
 	size_t		 workspace_len;
 };
@@ -71,18 +91,23 @@ int	model_add(struct model *, const struct layer_type *, const char *name,
  * classes: fc1, fc2, ... */
 void	model_add_dense_head(struct model *, const struct job_spec *);
 
-/* Forward B samples.  Returns the summed loss; adds correct predictions
- * to *correct when it is not NULL. */
-double	model_forward(struct model *, const float *x, const uint8_t *y, int B,
+/* Forward B samples.  Returns the summed loss (over samples, or over
+ * the targets of a token model); adds correct predictions to *correct
+ * when it is not NULL (a class model's). */
+double	model_forward(struct model *, const struct model_input *, int B,
 	    int *correct);
 /* Backward after model_forward on the same batch; parameter gradients are
- * accumulated, scaled by `scale` (1 / global batch). */
-void	model_backward(struct model *, const float *x, const uint8_t *y, int B,
+ * accumulated, scaled by `scale` (1 / global batch; a token model's
+ * loss is the mean over its tokens, so scale is 1 / (global * T)). */
+void	model_backward(struct model *, const struct model_input *, int B,
 	    float scale);
-/* Forward only, for evaluation: returns the number correct and adds the
- * summed loss to *loss. */
-int	model_evaluate(struct model *, const float *x, const uint8_t *y, int n,
+/* Forward only over n samples, for evaluation: returns the number
+ * correct (0 for a token model) and adds the summed loss to *loss. */
+int	model_evaluate(struct model *, const struct model_input *, int n,
 	    double *loss);
+/* The input of samples [off, off + n) of a batch of inputs. */
+struct model_input model_input_at(const struct model *,
+	    const struct model_input *, int off);
 
 /* Bytes the model holds for a batch of B: parameters, gradients,
  * activations and workspace (optimizer state is counted by its owner). */

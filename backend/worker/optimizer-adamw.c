@@ -10,9 +10,15 @@ static void
 adamw_update(struct optimizer *o, float *params, const float *grads,
     float lr)
 {
+	size_t	 len;
+
 	o->t++;
-	adamw_step(params, grads, o->m, o->v, o->n, lr, o->beta1, o->beta2,
-	    o->eps, o->weight_decay, o->t);
+	for (size_t pos = 0; pos < o->n; pos += len) {
+		float wd = optimizer_run(o, pos, &len);
+
+		adamw_step(params + pos, grads + pos, o->m + pos, o->v + pos,
+		    len, lr, o->beta1, o->beta2, o->eps, wd, o->t);
+	}
 }
 
 const struct optimizer_type optimizer_adamw = {

@@ -8,7 +8,14 @@
 static void
 sgd_update(struct optimizer *o, float *params, const float *grads, float lr)
 {
-	sgd_step(params, grads, o->m, o->n, lr, o->momentum, o->weight_decay);
+	size_t	 len;
+
+	for (size_t pos = 0; pos < o->n; pos += len) {
+		float wd = optimizer_run(o, pos, &len);
+
+		sgd_step(params + pos, grads + pos, o->m + pos, len, lr,
+		    o->momentum, wd);
+	}
 }
 
 const struct optimizer_type optimizer_sgd = {

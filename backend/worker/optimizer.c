@@ -54,7 +54,45 @@ optimizer_free(struct optimizer *o)
 		return;
 	free(o->m);
 	free(o->v);
+	free(o->nd_off);
+	free(o->nd_len);
 	free(o);
+}
+
+void
+optimizer_no_decay(struct optimizer *o, size_t off, size_t len)
+{
+	/* Adjacent ranges merge, so a run of biases is one call later. */
+	if (o->n_nd > 0 && o->nd_off[o->n_nd - 1] + o->nd_len[o->n_nd - 1] ==
+	    off) {
+		o->nd_len[o->n_nd - 1] += len;
+		return;
+	}
+	o->nd_off = xreallocarray(o->nd_off, (size_t)o->n_nd + 1,
+	    sizeof *o->nd_off);
+	o->nd_len = xreallocarray(o->nd_len, (size_t)o->n_nd + 1,
+	    sizeof *o->nd_len);
+	o->nd_off[o->n_nd] = off;
+	o->nd_len[o->n_nd++] = len;
+}
+
+float
+optimizer_run(const struct optimizer *o, size_t pos, size_t *len)
+{
+	for (int i = 0; i < o->n_nd; i++) {
+		size_t	 a = o->nd_off[i], b = a + o->nd_len[i];
+
+		if (pos >= a && pos < b) {
+			*len = b - pos;
+			return 0;
+		}
+		if (pos < a) {
+			*len = a - pos;
+			return o->weight_decay;
+		}
+	}
+	*len = o->n - pos;
+	return o->weight_decay;
 }
 
 void

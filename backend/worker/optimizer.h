@@ -30,10 +30,21 @@ struct optimizer {
 	float		*v;		/* Adam's second moment, else NULL */
 	long		 t;		/* Adam steps taken */
 	float		 momentum, weight_decay, beta1, beta2, eps;
+	/* Ranges [off, off + len) left out of weight decay, in order. */
+	size_t		*nd_off, *nd_len;
+	int		 n_nd;
 };
+
+/* A run of the buffer and the weight decay it takes: the optimizer's
+ * decay, or 0 in a range left out.  Fills *off and *len with the run
+ * that starts at pos; returns its decay. */
+float	optimizer_run(const struct optimizer *, size_t pos, size_t *len);
 
 struct optimizer *optimizer_create(const struct job_spec *, size_t n);
 void	optimizer_free(struct optimizer *);
+/* Leave [off, off + len) out of weight decay (GPT-2's biases, LayerNorm
+ * and embeddings); ranges come in order and do not overlap. */
+void	optimizer_no_decay(struct optimizer *, size_t off, size_t len);
 /* One update of params with grads at learning rate lr. */
 void	optimizer_step(struct optimizer *, float *params, const float *grads,
 	    float lr);

@@ -61,7 +61,7 @@ train_checkpoint(struct trainer *t, char *err, size_t errlen, int collective)
 		.step_in_epoch = rollover ? 0 : t->step_in_epoch,
 		.seed = t->job->train.seed,
 		.world = t->cfg->world, .micro = t->micro, .accum = t->accum,
-		.global = t->job->train.batch.global, .samples = t->train.n,
+		.global = t->job->train.batch.global, .samples = train_data_samples(t),
 	};
 	struct ckpt_blob *blobs = NULL;
 	uint8_t		*states = NULL;
@@ -98,6 +98,9 @@ train_checkpoint(struct trainer *t, char *err, size_t errlen, int collective)
 	else {
 		snprintf(t->last_path, sizeof t->last_path, "%s", path);
 		train_event(t, "checkpoint", "step %ld: %s", t->step, t->last_path);
+		if (train_data_config(t, t->cfg->checkpoint_dir, err,
+		    errlen) != 0)
+			rc = -1;
 	}
 	free(blobs);
 	free(states);
@@ -195,7 +198,7 @@ train_resume_fits(const struct trainer *t, const struct ckpt_meta *cm,
 {
 	const struct job_spec *job = t->job;
 	long		 spe = t->steps_per_epoch;
-	long long	 want[3] = { job->train.batch.global, t->train.n,
+	long long	 want[3] = { job->train.batch.global, train_data_samples(t),
 	    job->train.epochs };
 	long long	 have[3] = { cm->global, cm->samples, cm->epoch };
 	static const char *const what[3] = { "train.batch.global",

@@ -17,16 +17,32 @@
 #include "backend/worker/model-gpu.h"
 #include "backend/worker/model.h"
 #include "backend/worker/optimizer.h"
+#include "backend/worker/tokens.h"
 #include "backend/worker/train.h"
 
 /* Evaluation runs in batches of this many samples (or micro, if larger). */
 #define EVAL_BATCH 256
 
+/* An evaluation: images' accuracy and loss, or tokens' loss (nats a
+ * token) on the validation part. */
+struct train_eval {
+	double		 loss;
+	double		 acc;
+	int		 has_acc;
+};
+
 struct trainer {
 	const struct train_config *cfg;
 	const struct train_hooks *hooks;
 	const struct job_spec *job;
-	struct dataset	 train, test;
+	struct dataset	 train, test;	/* images */
+	struct token_corpus corpus;	/* tokens, text */
+	int		 T;		/* tokens: the context; 0: images */
+	struct model_input probe;	/* the autotuner's samples */
+	int32_t		*probe_tok;
+	int		 config_written;	/* config.json, this run */
+	const char	*dump_dir;	/* HUNTER_DUMP (train-dump.c) */
+	long		 dump_steps;
 	struct model	*model;
 	struct model_gpu *gpu;		/* device: cuda; else NULL */
 	struct optimizer *opt;
@@ -53,6 +69,24 @@ struct trainer {
 
 void	train_event(struct trainer *, const char *kind, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
+
+/* The data (train-data.c): open it (images or tokens, as data.format
+ * says) and set steps_per_epoch; the model sized to it; the loader's
+ * source; the first n samples for the autotuner; an evaluation (rank 0:
+ * test accuracy, or validation loss); close it. */
+int	train_data_open(struct trainer *, char *err, size_t errlen);
+struct model *train_data_model(struct trainer *, int max_batch);
+void	train_data_source(const struct trainer *, struct loader_source *);
+const struct model_input *train_data_probe(struct trainer *, int n);
+void	train_data_eval(struct trainer *, struct train_eval *);
+void	train_data_close(struct trainer *);
+/* The size of the training data, as a checkpoint records it: images,
+ * or a token corpus's training tokens. */
+long long train_data_samples(const struct trainer *);
+/* A token model's config.json in the checkpoint directory (GPT-2's
+ * fields), once a run: 0, or -1 with err. */
+int	train_data_config(struct trainer *, const char *dir, char *err,
+	    size_t errlen);
 /* Checkpoints (train-ckpt.c).  Write one of this step (rank 0 writes;
  * with collective every rank takes part, as the compressor state is
  * gathered).  0, or -1 with err. */
@@ -63,6 +97,14 @@ int	train_checkpoint(struct trainer *, char *err, size_t errlen,
 int	train_resume(struct trainer *, char *err, size_t errlen);
 /* A step failed (a peer died): rank 0 saves the state after t->step. */
 void	train_rescue(struct trainer *);
+
+/* The debug dump of HUNTER_DUMP (train-dump.c): the model's tensors and
+ * first parameters, then each of the first steps' inputs, gradient after
+ * the exchange with its loss, and parameters after the update. */
+void	train_dump_start(struct trainer *);
+void	train_dump_inputs(struct trainer *, const struct batch *);
+void	train_dump_grads(struct trainer *, double loss, double lr);
+void	train_dump_params(struct trainer *);
 
 /* The gradient exchange (train-exchange.c).  Setup makes the compressor
  * when the job compresses and there are ranks to send to; exchange sums

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <math.h>
+
 #include <zlib.h>
 
 #include "lib/clock.h"
@@ -68,24 +70,24 @@ train_setup(struct trainer *t, char *err, size_t errlen)
 		    t->micro);
 		return -1;
 	}
-	if (data_load_fmnist(job->data.path, 1, &t->train, err, errlen) != 0 ||
-	    data_load_fmnist(job->data.path, 0, &t->test, err, errlen) != 0)
+	if (train_data_open(t, err, errlen) != 0)
 		return -1;
-	if (t->train.n < job->train.batch.global) {
-		snprintf(err, errlen, "the training set has %d samples, fewer "
-		    "than one global batch of %d", t->train.n,
-		    job->train.batch.global);
-		return -1;
-	}
-	t->steps_per_epoch = t->train.n / job->train.batch.global;
 	t->total_steps = t->steps_per_epoch * job->train.epochs;
-	t->model = model_create(job, 1, t->train.rows, t->train.cols, 10,
-	    t->micro > EVAL_BATCH ? t->micro : EVAL_BATCH, job->train.seed);
+	/* Images evaluate EVAL_BATCH at a time; a token model's windows are
+	 * far larger, and it evaluates a micro-batch at a time. */
+	t->model = train_data_model(t, t->T > 0 ? (t->micro > 0 ? t->micro :
+	    1) : t->micro > EVAL_BATCH ? t->micro : EVAL_BATCH);
 	if (t->model == NULL) {
 		snprintf(err, errlen, "no model type %d", job->model.type);
 		return -1;
 	}
 	t->opt = optimizer_create(job, t->model->n_params);
+	for (int i = 0; i < t->model->n_tensors; i++) {
+		const struct tensor_info *ti = &t->model->tensors[i];
+
+		if (ti->no_decay)
+			optimizer_no_decay(t->opt, ti->offset, ti->numel);
+	}
 	t->last_ckpt = -1;
 	train_exchange_setup(t);
 	if (train_resume(t, err, errlen) != 0)
@@ -108,6 +110,23 @@ sumsq(const float *v, size_t n)
 	for (size_t i = 0; i < n; i++)
 		s += (double)v[i] * v[i];
 	return s;
+}
+
+/* Clip the summed gradient to a global norm of at most clip, as GPT-2's
+ * training does: after the exchange, so every rank clips the same.
+ * Returns the norm before clipping. */
+static double
+train_clip(float *g, size_t n, double clip)
+{
+	double	 norm = sqrt(sumsq(g, n));
+
+	if (norm > clip) {
+		float k = (float)(clip / norm);
+
+		for (size_t i = 0; i < n; i++)
+			g[i] *= k;
+	}
+	return norm;
 }
 
 /* The faults a test asks for (--inject), after the step they follow;
@@ -163,7 +182,8 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 	const struct train_hooks *h = t->hooks;
 	struct model	*m = t->model;
 	size_t		 n = m->n_params;
-	float		 scale = 1.0f / (float)t->job->train.batch.global;
+	float		 scale = 1.0f / ((float)t->job->train.batch.global *
+			    (t->T > 0 ? (float)t->T : 1.0f));
 	double		 t0 = clock_mono(), t1, t2, w0 = *wait, local = 0;
 	struct step_report r = { 0 };
 	unsigned	 req, agreed = 0;
@@ -181,14 +201,18 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 			    "step %ld", t->step);
 			return -1;
 		}
+		struct model_input in = { .x = b->x, .y = b->y, .tok = b->tok,
+		    .tgt = b->tgt };
+
+		train_dump_inputs(t, b);
 		if (t->gpu != NULL) {
 			if (model_gpu_step(t->gpu, b->x, b->y, b->n, scale,
 			    &local, err, errlen) != 0)
 				return -1;
 			continue;
 		}
-		local += model_forward(m, b->x, b->y, b->n, NULL);
-		model_backward(m, b->x, b->y, b->n, scale);
+		local += model_forward(m, &in, b->n, NULL);
+		model_backward(m, &in, b->n, scale);
 	}
 	if (t->gpu != NULL && model_gpu_get_grads(t->gpu, m->grads, err,
 	    errlen) != 0)
@@ -222,9 +246,13 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 		r.noise_scale = t->ada.noise_scale;
 		r.lr *= r.lr_gain;
 	}
+	train_dump_grads(t, r.loss, r.lr);
+	if (t->job->train.grad_clip > 0)
+		r.grad_norm = train_clip(m->grads, n, t->job->train.grad_clip);
 	optimizer_step(t->opt, m->params, m->grads, (float)r.lr);
 	t->step++;
 	t->step_in_epoch++;
+	train_dump_params(t);
 	/* After the count: a rescue checkpoint then saves this step. */
 	if (t->gpu != NULL && model_gpu_set_params(t->gpu, m->params, err,
 	    errlen) != 0)
@@ -240,6 +268,7 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 		r.density = t->comp != NULL ? compressor_density(t->comp) : 1;
 		r.micro_batch = t->micro;
 		r.accum = t->accum;
+		r.tokens = t->T;
 		h->on_step(h->ctx, &r);
 	}
 	train_inject(t);
@@ -250,25 +279,42 @@ static void
 train_report(struct trainer *t, double loss, double secs, double wait)
 {
 	struct epoch_report r = { 0 };
-	double		 test_loss = 0;
-	int		 correct;
+	struct train_eval e;
 
 	if (t->cfg->rank != 0 || t->hooks->on_epoch == NULL)
 		return;
-	correct = model_evaluate(t->model, t->test.x, t->test.y, t->test.n,
-	    &test_loss);
+	train_data_eval(t, &e);
 	r.job = t->job->name;
 	r.epoch = t->epoch + 1;
 	r.epochs = t->job->train.epochs;
 	r.step = t->step;
 	r.loss = loss / (double)t->steps_per_epoch;
-	r.test_acc = (double)correct / t->test.n;
-	r.test_loss = test_loss / t->test.n;
+	r.has_acc = e.has_acc;
+	r.test_acc = e.acc;
+	r.test_loss = e.loss;
+	r.tokens = t->T;
 	r.samples_per_s = secs > 0 ? t->steps_per_epoch *
 	    (double)t->job->train.batch.global / secs : 0;
 	r.data_wait_pct = secs > 0 ? 100.0 * wait / secs : 0;
 	r.lr = lr_at(t->job, t->step - 1, t->total_steps);
 	t->hooks->on_epoch(t->hooks->ctx, &r);
+}
+
+/* train.eval_every: rank 0 evaluates between steps (the others wait for
+ * it at the next exchange). */
+static void
+train_eval_every(struct trainer *t)
+{
+	struct train_eval e;
+	int	 every = t->job->train.eval_every;
+
+	if (every <= 0 || t->step % every != 0 || t->cfg->rank != 0 ||
+	    t->hooks->on_eval == NULL ||
+	    t->step_in_epoch == t->steps_per_epoch)	/* the epoch's does */
+		return;
+	train_data_eval(t, &e);
+	t->hooks->on_eval(t->hooks->ctx, t->step, &e.loss, e.has_acc ?
+	    &e.acc : NULL);
 }
 
 int
@@ -280,6 +326,7 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	double		 t0 = clock_mono(), train_s = 0, wait_s = 0;
 	long		 first_step;
 	int		 stopped = 0;
+	struct loader_source src;
 
 	memset(sum, 0, sizeof *sum);
 	snprintf(sum->state, sizeof sum->state, "failed");
@@ -288,7 +335,9 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	if (train_setup(&t, err, errlen) != 0)
 		goto out;
 	first_step = t.step;
-	t.loader = loader_start(&t.train, cfg->job->train.seed,
+	train_dump_start(&t);
+	train_data_source(&t, &src);
+	t.loader = loader_start(&src, cfg->job->train.seed,
 	    cfg->job->train.batch.global, cfg->world, cfg->rank, t.accum,
 	    cfg->job->data.prefetch, t.epoch, t.step_in_epoch, end_epoch);
 	loader_set_delay_ms(t.loader, cfg->slow_data_ms);
@@ -306,6 +355,7 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 				snprintf(sum->state, sizeof sum->state, "failed");
 				goto out;
 			}
+			train_eval_every(&t);
 			if (cfg->job->checkpoint.every_steps > 0 &&
 			    t.step % cfg->job->checkpoint.every_steps == 0 &&
 			    train_checkpoint(&t, err, errlen, 1) != 0)
@@ -328,11 +378,15 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	if (train_checkpoint(&t, err, errlen, 1) != 0)
 		train_event(&t, "checkpoint", "%s", err);
 	if (strcmp(sum->state, "finished") == 0 && cfg->rank == 0) {
-		double	 loss = 0;
+		struct train_eval e;
 
-		sum->test_acc = (double)model_evaluate(t.model, t.test.x,
-		    t.test.y, t.test.n, &loss) / t.test.n;
+		train_data_eval(&t, &e);
+		sum->evaluated = 1;
+		sum->has_acc = e.has_acc;
+		sum->test_acc = e.acc;
+		sum->val_loss = e.loss;
 	}
+	sum->tokens = t.T;
 	snprintf(sum->params_crc32, sizeof sum->params_crc32, "%08lx",
 	    crc32(crc32(0L, Z_NULL, 0), (const Bytef *)t.model->params,
 	    (uInt)(t.model->n_params * sizeof(float))));
@@ -369,7 +423,6 @@ out:
 	for (long i = 0; i < t.nleaks; i++)
 		free(t.leaks[i]);
 	free(t.leaks);
-	data_free(&t.train);
-	data_free(&t.test);
+	train_data_close(&t);
 	return rc;
 }

@@ -21,8 +21,11 @@ struct epoch_report {
 	int		 epochs;
 	long		 step;
 	double		 loss;		/* mean training loss over the epoch */
+	int		 has_acc;	/* images: test_acc; tokens: none */
 	double		 test_acc;
-	double		 test_loss;
+	double		 test_loss;	/* tokens: validation nats a token */
+	int		 tokens;	/* tokens a sample (the context); 0:
+					 * images */
 	double		 samples_per_s;
 	double		 data_wait_pct;
 	double		 lr;
@@ -38,14 +41,20 @@ struct step_report {
 	double		 density;	/* of the compressed exchange; 1 = dense */
 	double		 lr_gain;	/* adaptive: the AdaScale gain; else 1 */
 	double		 noise_scale;	/* adaptive: samples; < 0 unknown */
+	double		 grad_norm;	/* before clipping; 0 unknown */
 	int		 micro_batch, accum;
+	int		 tokens;	/* tokens a sample; 0: images */
 };
 
 struct train_summary {
 	char		 state[16];	/* finished | stopped | failed */
 	int		 epochs;	/* epochs completed */
 	long		 steps;
+	int		 evaluated;	/* rank 0 evaluated the finished job */
+	int		 has_acc;	/* images: test_acc; tokens: val_loss */
 	double		 test_acc;
+	double		 val_loss;	/* nats a token (tokens) */
+	int		 tokens;	/* tokens a sample; 0: images */
 	double		 samples_per_s;
 	uint64_t	 bytes_sent;
 	uint64_t	 bytes_dense;
@@ -80,6 +89,10 @@ struct train_hooks {
 	void	(*on_autotune)(void *ctx, const struct autotune_trial *, int n,
 		    int micro, int accum, double seconds);
 	void	(*on_epoch)(void *ctx, const struct epoch_report *);
+	/* train.eval_every (rank 0): the validation loss at this step, and
+	 * the accuracy of a model that has one (else NULL). */
+	void	(*on_eval)(void *ctx, long step, const double *loss,
+		    const double *acc);
 	/* kind is one of docs/architecture.md, "Frames"'s event kinds. */
 	void	(*on_event)(void *ctx, const char *kind, const char *reason);
 	/* The controls this rank asks for (bit i: enum train_ctl i). */

@@ -7,6 +7,7 @@
  * that holds it at a step boundary, and the collectives it runs.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,7 @@ worker_on_step(void *ctx, const struct step_report *r)
 	    .rss = worker_rss(), .heartbeat = (double)time(NULL),
 	    .pid = (long)getpid(), .density = r->density,
 	    .lr_gain = r->lr_gain, .noise_scale = r->noise_scale,
+	    .grad_norm = r->grad_norm,
 	    .valid = RM_ALL & ~RM_BIT(BYTES_DENSE) };
 	/* Unknown is absent, never a number that looks like one. */
 	if (r->step_ms > 0)
@@ -77,6 +79,12 @@ worker_on_step(void *ctx, const struct step_report *r)
 		rr.valid &= ~RM_BIT(SAMPLES_PER_S);
 	if (r->noise_scale < 0)
 		rr.valid &= ~RM_BIT(NOISE_SCALE);
+	if (r->tokens > 0 && r->step_ms > 0)
+		rr.tokens_per_s = rr.samples_per_s * r->tokens;
+	else
+		rr.valid &= ~RM_BIT(TOKENS_PER_S);
+	if (r->grad_norm <= 0)
+		rr.valid &= ~RM_BIT(GRAD_NORM);
 	worker_send(w, worker_metrics(w, &rr));
 }
 
@@ -102,13 +110,41 @@ void
 worker_on_epoch(void *ctx, const struct epoch_report *r)
 {
 	struct worker	*w = ctx;
+	json_t		*m;
 
-	worker_send(w, json_pack("{s:s, s:s, s:i, s:i, s:I, s:f, s:f, s:f, "
-	    "s:f, s:f, s:f}", "t", MSG_EPOCH, "job", r->job, "epoch", r->epoch,
-	    "epochs", r->epochs, "step", (json_int_t)r->step, "loss", r->loss,
-	    "test_acc", r->test_acc, "test_loss", r->test_loss,
-	    "samples_per_s", r->samples_per_s, "data_wait_pct",
-	    r->data_wait_pct, "lr", r->lr));
+	m = json_pack("{s:s, s:s, s:i, s:i, s:I, s:f, s:f, s:f, s:f}", "t",
+	    MSG_EPOCH, "job", r->job, "epoch", r->epoch, "epochs", r->epochs,
+	    "step", (json_int_t)r->step, "loss", r->loss, "samples_per_s",
+	    r->samples_per_s, "data_wait_pct", r->data_wait_pct, "lr", r->lr);
+	/* A token model has no accuracy: its validation loss (nats a
+	 * token) and perplexity stand in. */
+	if (r->has_acc) {
+		json_object_set_new(m, "test_acc", json_real(r->test_acc));
+		json_object_set_new(m, "test_loss", json_real(r->test_loss));
+	} else {
+		json_object_set_new(m, "val_loss", json_real(r->test_loss));
+		json_object_set_new(m, "perplexity",
+		    json_real(exp(r->test_loss)));
+		json_object_set_new(m, "tokens_per_s",
+		    json_real(r->samples_per_s * r->tokens));
+	}
+	worker_send(w, m);
+}
+
+void
+worker_on_eval(void *ctx, long step, const double *loss, const double *acc)
+{
+	struct worker	*w = ctx;
+	json_t		*m = json_pack("{s:s, s:s, s:I}", "t", MSG_EVAL, "job",
+	    w->job.name, "step", (json_int_t)step);
+
+	if (acc != NULL)
+		json_object_set_new(m, "test_acc", json_real(*acc));
+	json_object_set_new(m, acc != NULL ? "test_loss" : "val_loss",
+	    json_real(*loss));
+	if (acc == NULL)
+		json_object_set_new(m, "perplexity", json_real(exp(*loss)));
+	worker_send(w, m);
 }
 
 void
@@ -178,16 +214,31 @@ worker_paused(void *ctx)
 void
 worker_summary(struct worker *w, const struct train_summary *s)
 {
-	worker_send(w, json_pack("{s:s, s:s, s:s, s:i, s:I, s:f, s:f, s:I, "
+	json_t	*m = json_pack("{s:s, s:s, s:s, s:i, s:I, s:f, s:I, "
 	    "s:I, s:f, s:i, s:i, s:f, s:s, s:i}", "t", MSG_SUMMARY,
 	    "job", w->job.name, "state", s->state, "epochs", s->epochs,
-	    "steps", (json_int_t)s->steps, "test_acc", s->test_acc,
+	    "steps", (json_int_t)s->steps,
 	    "samples_per_s", s->samples_per_s,
 	    "bytes_sent", (json_int_t)s->bytes_sent,
 	    "bytes_dense", (json_int_t)s->bytes_dense, "wall_s", s->wall_s,
 	    "micro_batch", s->micro_batch, "accum", s->accum,
 	    "data_wait_pct", s->data_wait_pct, "checkpoint", s->checkpoint,
-	    "world", w->world));
+	    "world", w->world);
+
+	/* What was not measured is left out: a stopped job is not
+	 * evaluated. */
+	if (s->tokens > 0) {
+		if (s->evaluated) {
+			json_object_set_new(m, "val_loss",
+			    json_real(s->val_loss));
+			json_object_set_new(m, "perplexity",
+			    json_real(exp(s->val_loss)));
+		}
+		json_object_set_new(m, "tokens_per_s",
+		    json_real(s->samples_per_s * s->tokens));
+	} else
+		json_object_set_new(m, "test_acc", json_real(s->test_acc));
+	worker_send(w, m);
 }
 
 /* The collectives, over the group comm_init formed. */

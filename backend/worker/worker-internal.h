@@ -58,6 +58,8 @@ void	worker_on_step(void *ctx, const struct step_report *);
 void	worker_on_autotune(void *ctx, const struct autotune_trial *, int n,
 	    int micro, int accum, double seconds);
 void	worker_on_epoch(void *ctx, const struct epoch_report *);
+void	worker_on_eval(void *ctx, long step, const double *loss,
+	    const double *acc);
 void	worker_on_event(void *ctx, const char *kind, const char *reason);
 unsigned worker_requests(void *ctx);
 void	worker_agreed(void *ctx, unsigned bits);

@@ -38,6 +38,10 @@ static struct worker *worker_self;
 void
 worker_send(struct worker *w, json_t *msg)
 {
+	if (msg == NULL) {	/* a json_pack refused a string */
+		fprintf(stderr, "worker: a frame could not be encoded\n");
+		return;
+	}
 	pthread_mutex_lock(&w->send_lock);
 	if (proto_send(w->fd, msg) != 0 && !w->link_down)
 		fprintf(stderr, "worker: link to agent: %s\n", strerror(errno));
@@ -289,6 +293,7 @@ worker_main(int argc, char **argv)
 	struct spec_errors	 errs = { 0 };
 	struct train_config	 cfg = { 0 };
 	struct train_hooks	 hooks = { .ctx = &w, .on_epoch = worker_on_epoch,
+	    .on_eval = worker_on_eval,
 	    .on_event = worker_on_event, .requests = worker_requests,
 	    .agreed = worker_agreed, .paused = worker_paused,
 	    .on_step = worker_on_step, .on_autotune = worker_on_autotune };

@@ -69,8 +69,8 @@ else
 	(ulimit -v $(( 256 * 1024 + 262144 )); "$HUNTER" agent --node solo --dir "$dir" --idle-exit 60)
 fi
 cleanup_hooks="kill \$(cat '$dir/agent.pid') 2>/dev/null || true"
-for i in $(seq 50); do [ -S "$dir/agent.sock" ] && [ -s "$dir/agent.pid" ] && break; sleep 0.1; done
-[ -f "$dir/agent.pid" ] || { ls -la "$dir"; cat "$dir/agent.log"; fail "the agent did not start under the limit"; }
+agent_up() { [ -S "$dir/agent.sock" ] && [ -s "$dir/agent.pid" ]; }
+poll_until 5 agent_up || { ls -la "$dir"; cat "$dir/agent.log"; fail "the agent did not start under the limit"; }
 apid=$(cat "$dir/agent.pid")
 echo "agent pid $apid: VmSize $(sed -n 's/^VmSize:[[:space:]]*//p' /proc/$apid/status), limit 512 MiB"
 send "$dir/agent.sock" "1 GiB frame to an agent" 'struct.pack(">I", 1 << 30) + b"{"'

@@ -18,6 +18,8 @@ steps=$(jget "$T/plain" summary steps)
 step_of() {
 	grep '"t":"metrics".*"job":"ck5"' "$1" | tail -n 1 | sed -n 's/.*"step":\([0-9]*\).*/\1/p'
 }
+# past_step FILE STEP: whether FILE's newest step is past STEP.
+past_step() { _s=$(step_of "$1"); [ -n "$_s" ] && [ "$_s" -gt "$2" ]; }
 
 # About 40 ms a step: 250 steps take some 10 s, long enough for 5 kills.
 "$HUNTER" run --json --inject slow-data=40 "$T/j.yaml" > "$T/c0" 2>&1 &
@@ -27,13 +29,9 @@ prev=0
 for k in 1 2 3 4 5; do
 	out="$T/c$((k - 1))"
 	# wait for a metrics frame newer than the previous console's last one
-	for i in $(seq 150); do
-		s=$(step_of "$out")
-		[ -n "$s" ] && [ "$s" -gt "$prev" ] && break
-		sleep 0.1
-	done
-	[ -n "$s" ] && [ "$s" -gt "$prev" ] ||
+	poll_until 15 past_step "$out" "$prev" ||
 		{ tail -n 3 "$out" | cut -c1-300; fail "console $k: no step past $prev"; }
+	s=$(step_of "$out")
 	grep -q '"t":"summary"' "$out" && fail "console $k: the job ended before the kill"
 	kill -9 $run
 	wait $run 2>/dev/null || true

@@ -1,17 +1,6 @@
 # faults-lib.sh: helpers for the fault-matrix tests, sourced after
 # tests/integration/lib.sh (which gives $T, $HUNTER_STATE_DIR, fail/pass,
-# mkdata, small_job, jget and the agent cleanup).
-
-# wait_for FILE PATTERN [TENTHS]: until grep finds PATTERN in FILE
-# (default 20 s); fails the test with the file's tail otherwise.
-wait_for() {
-	for i in $(seq "${3:-200}"); do
-		grep -q -- "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	tail -n 5 "$1" 2>/dev/null | cut -c1-300
-	fail "no '$2' in $1 after $(( ${3:-200} / 10 )) s"
-}
+# the waits, mkdata, small_job, jget and the agent cleanup).
 
 # final_crc OUT WORLD: the params_crc32 that every rank reported in its
 # "finished" event (all equal, one per rank), printed once.

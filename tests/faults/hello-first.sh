@@ -10,8 +10,8 @@
 . "$SRCDIR/tests/integration/lib.sh"
 dir="$HUNTER_STATE_DIR/nodes/solo"
 "$HUNTER" agent --node solo --dir "$dir" --idle-exit 60
-for i in $(seq 50); do [ -S "$dir/agent.sock" ] && [ -s "$dir/agent.pid" ] && break; sleep 0.1; done
-[ -S "$dir/agent.sock" ] || fail "no agent socket"
+agent_up() { [ -S "$dir/agent.sock" ] && [ -s "$dir/agent.pid" ]; }
+wait_until 5 "the agent's socket" agent_up
 "$PY" - "$dir/agent.sock" <<'PYEOF' || { cat "$dir/agent.log"; fail "see above"; }
 import os, sys, time
 sys.path.insert(0, os.environ["SRCDIR"] + "/tests/integration")

@@ -83,12 +83,8 @@ for c in 10@1 30@0 50@3; do
 	run=$!
 	cleanup_hooks="kill -9 $run 2>/dev/null || true"
 	got=""
-	for i in $(seq 300); do
-		got=$(rank_pid "$T/c$n" "$r" "${c%@*}")
-		[ -n "$got" ] && break
-		sleep 0.05
-	done
-	[ -n "$got" ] || { kill -9 $run; fail "kill at $c: rank $r never reached step ${c%@*}"; }
+	reached() { got=$(rank_pid "$T/c$n" "$r" "${c%@*}"); [ -n "$got" ]; }
+	poll_until 15 reached || { kill -9 $run; fail "kill at $c: rank $r never reached step ${c%@*}"; }
 	kill -9 "${got% *}" || fail "kill -9 ${got% *}"
 	rc=0
 	wait $run || rc=$?

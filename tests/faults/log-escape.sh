@@ -6,7 +6,8 @@
 # terminal's title (ESC ] 0;pwned BEL), a clear-screen CSI and an 8-bit
 # CSI.  `hunter run --resume` (progress lines for a terminal) must skip
 # the file, say so, and print none of those bytes; the --json stream
-# carries them only JSON-escaped.  (The console's own filter is unit-
+# carries them only JSON-escaped, UTF-8 C1 controls and bidi overrides
+# included, and a JSON reader still gets the text back.  (The console's own filter is unit-
 # tested in tests/unit/test-sanitize.c; tests/tui/console-escape.sh
 # drives it through a hostile path.)
 . "$SRCDIR/tests/integration/lib.sh"
@@ -53,7 +54,7 @@ newest = sorted(f for f in os.listdir(d) if f.endswith(".safetensors"))[-1]
 blob = open(os.path.join(d, newest), "rb").read()
 (hlen,) = struct.unpack("<Q", blob[:8])
 hdr = json.loads(blob[8:8 + hlen])
-hdr["__metadata__"]["format"] = "\x1b]0;pwned\x07"
+hdr["__metadata__"]["format"] = "\x1b]0;pwned\x07\u009b31m\u202egnp.exe"
 text = json.dumps(hdr).encode()
 text += b" " * (-len(text) % 8)
 open(os.path.join(d, "step-999999999.safetensors"), "wb").write(
@@ -61,9 +62,17 @@ open(os.path.join(d, "step-999999999.safetensors"), "wb").write(
 PYEOF
 "$HUNTER" run --json --resume "$T/j.yaml" > "$T/json" 2>&1 || fail "the --json resume exited $?"
 grep -q 'step-999999999' "$T/json" || fail "no message in the JSON stream"
-"$PY" -c '
-import sys
+"$PY" - "$T/json" <<'PYEOF' || fail "raw control bytes in the --json stream"
+import json, sys
 b = open(sys.argv[1], "rb").read()
-assert b"\x1b" not in b and b"\x07" not in b, "raw control bytes in --json output"' "$T/json" ||
-	fail "raw control bytes in the --json stream"
+bad = {"ESC": b"\x1b", "BEL": b"\x07", "UTF-8 C1 CSI": "\u009b".encode(),
+       "RLO": "\u202e".encode()}
+found = [k for k, v in bad.items() if v in b]
+print("raw in the --json stream: %s" % (found or "none"))
+assert not found
+# escaped, not lost: the reason still says what the file held
+said = [json.loads(l)["reason"] for l in b.decode().splitlines()
+        if l.startswith("{") and "step-999999999" in l]
+assert said and "\u009b31m\u202egnp.exe" in said[0], said
+PYEOF
 pass "the hostile checkpoint was skipped and its escapes never reached the output"

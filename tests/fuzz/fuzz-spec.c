@@ -40,7 +40,7 @@ fuzz_check_job(const struct job_spec *j)
 {
 	if (j->name[0] == '\0' || memchr(j->name, '\0', sizeof j->name) == NULL)
 		__builtin_trap();
-	if (j->resources.ranks <= 0 || j->resources.group_size <= 0 ||
+	if (j->resources.ranks <= 0 || j->resources.group_size < 0 ||
 	    j->train.epochs <= 0 || j->train.batch.global <= 0 ||
 	    j->train.batch.micro < 0 || j->data.prefetch < 1 ||
 	    j->checkpoint.every_steps < 0 || j->checkpoint.keep < 1 ||

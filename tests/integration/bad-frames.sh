@@ -8,7 +8,7 @@
 . "$SRCDIR/tests/integration/lib.sh"
 dir="$HUNTER_STATE_DIR/nodes/solo"
 "$HUNTER" agent --node solo --dir "$dir" --idle-exit 60
-for i in $(seq 50); do [ -S "$dir/agent.sock" ] && break; sleep 0.1; done
+wait_until 5 "the agent's socket" test -S "$dir/agent.sock"
 "$PY" - "$dir/agent.sock" <<'PYEOF' || fail "see above"
 import os, socket, struct, sys
 sys.path.insert(0, os.environ["SRCDIR"] + "/tests/integration")

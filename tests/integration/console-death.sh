@@ -9,11 +9,7 @@ sed -i 's/ranks: 1/ranks: 2/; s/epochs: 2/epochs: 8/; s/micro: 32/micro: 16/' "$
 "$HUNTER" run --json --inject slow-data=4 "$T/j.yaml" > "$T/first" 2>&1 &
 runpid=$!
 cleanup_hooks="kill -9 $runpid 2>/dev/null || true"
-for i in $(seq 100); do
-	grep -q '"t":"metrics"' "$T/first" && break
-	sleep 0.1
-done
-grep -q '"t":"metrics"' "$T/first" || { cat "$T/first"; fail "no metrics before the kill"; }
+wait_for "$T/first" '"t":"metrics"' 10
 kill -9 $runpid
 wait $runpid 2>/dev/null || true
 step_at_kill=$(grep '"t":"metrics"' "$T/first" | tail -n 1 | sed 's/.*"step":\([0-9]*\).*/\1/')

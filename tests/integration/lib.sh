@@ -31,6 +31,35 @@ trap on_exit EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "ok: $*"; }
 
+# The waits.  A test that waits for something goes through these, never
+# a loop of its own (tests/faults/waits.sh checks both): a deadline that
+# passes must fail the test, or it passes on what it never saw.
+ms_now() { echo $(( $(date +%s%N) / 1000000 )); }
+# poll_until SECONDS CMD...: run CMD every 0.1 s until it succeeds (0),
+# or until SECONDS have passed (1).
+poll_until() {
+	_pu_end=$(( $(ms_now) + $1 * 1000 ))
+	shift
+	until "$@"; do
+		[ "$(ms_now)" -lt "$_pu_end" ] || return 1
+		sleep 0.1
+	done
+}
+# wait_until SECONDS WHAT CMD...: poll_until, or fail the test saying
+# what it waited for.
+wait_until() {
+	_wu_s=$1 _wu_what=$2
+	shift 2
+	poll_until "$_wu_s" "$@" || fail "$_wu_what (waited $_wu_s s)"
+}
+# wait_for FILE PATTERN [SECONDS]: until grep finds PATTERN in FILE (20 s
+# at most); fails the test with the file's tail otherwise.
+wait_for() {
+	poll_until "${3:-20}" grep -q -- "$2" "$1" 2>/dev/null && return 0
+	tail -n 5 "$1" 2>/dev/null | cut -c1-300
+	fail "no '$2' in $1 after ${3:-20} s"
+}
+
 # mkdata DIR NTRAIN NTEST: a small synthetic idx data set.
 mkdata() { "$PY" "$SRCDIR/tests/integration/mkidx.py" "$@"; }
 

@@ -10,7 +10,7 @@ sed -i 's/ranks: 1/ranks: 2/; s/epochs: 2/epochs: 20/; s/micro: 32/micro: 16/' "
 "$HUNTER" run --json --inject slow-data=4 "$T/j.yaml" > "$T/first" 2>&1 &
 first=$!
 cleanup_hooks="kill -9 $first 2>/dev/null || true"
-for i in $(seq 100); do grep -q '"t":"metrics"' "$T/first" && break; sleep 0.1; done
+wait_for "$T/first" '"t":"metrics"' 10
 set +e
 "$HUNTER" run "$T/j.yaml" > "$T/second" 2>&1
 rc=$?
@@ -28,7 +28,7 @@ rc=$?
 set -e
 [ "$rc" = 3 ] || { cat "$T/first"; fail "first backend exited $rc, expected 3 (detached)"; }
 grep -q "another console took over" "$T/first" || fail "first did not say why it left"
-for i in $(seq 100); do grep -q '"t":"metrics"' "$T/third" && break; sleep 0.1; done
+wait_for "$T/third" '"t":"metrics"' 10
 kill -INT $third
 set +e
 wait $third

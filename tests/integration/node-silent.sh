@@ -27,8 +27,7 @@ while time.time() < deadline:
 PYEOF
 listener=$!
 cleanup_hooks="kill $listener 2>/dev/null || true"
-for i in $(seq 50); do [ -s "$T/port" ] && break; sleep 0.1; done
-[ -s "$T/port" ] || fail "the silent listener did not start"
+wait_until 5 "the silent listener did not start" test -s "$T/port"
 touch "$T/known_hosts"
 cat > "$T/cluster.yaml" <<EOC
 cluster: silent

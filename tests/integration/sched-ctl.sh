@@ -7,10 +7,6 @@ mkdata "$T/data" 4000 64
 small_job "$T/j.yaml" ctljob "$T/data"
 sed -i 's/ranks: 1/ranks: 2/; s/epochs: 2/epochs: 12/; s/micro: 32/micro: 16/' "$T/j.yaml"
 
-wait_for() {	# FILE PATTERN: until PATTERN shows in FILE, 20 s at most
-	for i in $(seq 200); do grep -q "$2" "$1" && return 0; sleep 0.1; done
-	tail -n 5 "$1"; fail "no '$2' in $1"
-}
 crc() { "$PY" -c '
 import json, sys
 c = {o["rank"]: o["params_crc32"] for o in map(json.loads, open(sys.argv[1]))

@@ -10,11 +10,11 @@ sed -i 's/epochs: 2/epochs: 6/' "$T/j.yaml"
 "$HUNTER" run --json --inject slow-data=3 "$T/j.yaml" > "$T/out" 2>&1 &
 runpid=$!
 cleanup_hooks="kill $runpid 2>/dev/null || true; wait $runpid 2>/dev/null || true"
-for i in $(seq 150); do
+socks() {
 	[ -S "$HUNTER_STATE_DIR/console.sock" ] &&
-		[ -S "$HUNTER_STATE_DIR/nodes/local0/agent.sock" ] && break
-	sleep 0.1
-done
+		[ -S "$HUNTER_STATE_DIR/nodes/local0/agent.sock" ]
+}
+wait_until 15 "console.sock and local0's agent.sock" socks
 chmod 755 "$T"	# let nobody reach the state dir's parent, to test the dir itself
 for s in "$HUNTER_STATE_DIR/console.sock" "$HUNTER_STATE_DIR/nodes/local0/agent.sock"; do
 	[ -S "$s" ] || fail "$s missing"

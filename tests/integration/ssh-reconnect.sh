@@ -17,11 +17,8 @@ runpid=$!
 cleanup_hooks="kill -9 $runpid 2>/dev/null || true; $cleanup_hooks"
 # Two metrics from n1's rank: it is running and reporting over SSH.
 n1_metrics() { grep '"t":"metrics"' "$T/out" | grep '"job":"sshlink"' | grep -c '"node":"n1"' || true; }
-for i in $(seq 150); do
-	[ "$(n1_metrics)" -ge 2 ] && break
-	sleep 0.1
-done
-[ "$(n1_metrics)" -ge 2 ] || { cat "$T/out"; fail "no metrics from n1"; }
+n1_busy() { [ "$(n1_metrics)" -ge 2 ]; }
+poll_until 15 n1_busy || { cat "$T/out"; fail "no metrics from n1"; }
 agent=$(cat "$T/n1/agent.pid")
 session=$(sshd_session_of n1) || fail "no sshd session runs n1's agent --stdio"
 [ "$session" != "$SSHD_PID" ] || fail "found the sshd master, not a session"

@@ -10,8 +10,8 @@ sshd_start
 known_hosts_trust
 ssh_cluster "$T/cluster.yaml" n0 n1
 HUNTER_FAKE_VERSION=0.1.0-fake "$HUNTER" agent --node n1 --dir "$T/n1" --idle-exit 120
-for i in $(seq 50); do [ -S "$T/n1/agent.sock" ] && [ -s "$T/n1/agent.pid" ] && break; sleep 0.1; done
-[ -s "$T/n1/agent.pid" ] || fail "could not start n1's agent"
+n1_up() { [ -S "$T/n1/agent.sock" ] && [ -s "$T/n1/agent.pid" ]; }
+wait_until 5 "could not start n1's agent" n1_up
 rc=0
 "$HUNTER" check --cluster "$T/cluster.yaml" > "$T/check" 2>&1 || rc=$?
 cat "$T/check"
@@ -22,7 +22,7 @@ grep -E -q "^n1 +.* 0\.1\.0-fake " "$T/check" || fail "the table does not show n
 
 # The same cluster with n1's agent on the real version passes.
 kill "$(cat "$T/n1/agent.pid")"
-for i in $(seq 50); do [ -f "$T/n1/agent.pid" ] || break; sleep 0.1; done
+wait_until 5 "n1's agent did not stop" test ! -f "$T/n1/agent.pid"
 rc=0
 "$HUNTER" check --cluster "$T/cluster.yaml" > "$T/check2" 2>&1 || rc=$?
 [ $rc -eq 0 ] || { cat "$T/check2"; fail "hunter check failed with matching versions"; }

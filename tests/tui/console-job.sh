@@ -11,22 +11,14 @@ need 'tuijob +running' 20 "the job is not in the job table"
 need 'cluster local' 5 "no header"
 keys 3
 need ' epoch [0-9]+/1000 +step [0-9]+' 20 "no step on the job screen"
-# two captures 2 s apart (a loaded machine gets three tries)
-for try in 1 2 3; do
-	s0=$(job_step)
-	sleep 2
-	s1=$(job_step)
-	[ -n "$s0" ] && [ -n "$s1" ] && [ "$s1" -gt "$s0" ] && break
-	[ $try = 3 ] && { screen; fail "the step did not advance in 2 s ($s0 -> $s1)"; }
-done
+s0=$(job_step)
+step_advances 20 || { screen; fail "the step did not advance in 20 s (from $s0)"; }
+s1=$(job_step)
 # braille: U+2800..U+28FF is e2 a0..a3 xx in UTF-8
 braille=$(printf '\342[\240\241\242\243]')
-wait_for 'loss per step' 5 || fail "no loss chart"
-end=$(( $(date +%s) + 15 ))
-until screen | sed -n '/loss per step/,/ranks/p' | LC_ALL=C grep -q "$braille"; do
-	[ "$(date +%s)" -lt "$end" ] || { screen; fail "the loss chart stayed empty"; }
-	sleep 0.3
-done
+need 'loss per step' 5 "no loss chart"
+chart_drawn() { screen | sed -n '/loss per step/,/ranks/p' | LC_ALL=C grep -q "$braille"; }
+poll_until 15 chart_drawn || { screen; fail "the loss chart stayed empty"; }
 need 'loss per epoch' 1 "no epoch chart"
 need 'micro-batch 4 . accum 4' 10 "no autotune line"
 pass "console shows tuijob running, step $s0 -> $s1, loss chart drawn"

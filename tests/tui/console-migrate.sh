@@ -26,7 +26,7 @@ for r in $rows; do
 done
 while [ $n -gt 0 ]; do keys j; n=$((n - 1)); done
 keys Enter
-if ! wait_for '^│ +1 local3 +running' 40; then
+if ! screen_wait '^│ +1 local3 +running' 40; then
 	cp "$T/screen" "$T/job-screen"
 	skip_if_refused migrate
 	cat "$T/job-screen"

@@ -11,7 +11,7 @@ keys 3
 need ' epoch [0-9]+/[0-9]+ +step [0-9]+' 20 "no step on the job screen"
 step_advances 20 || { screen; fail "the step does not move before the pause"; }
 keys p
-if ! wait_for 'paused +epoch' 20; then
+if ! screen_wait 'paused +epoch' 20; then
 	cp "$T/screen" "$T/job-screen"
 	skip_if_refused pause
 	cat "$T/job-screen"

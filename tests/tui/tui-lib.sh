@@ -58,21 +58,20 @@ tui_stop() {
 screen() { tm capture-pane -p -t t; }
 keys() { tm send-keys -t t "$@"; }
 
-# wait_for ERE [SECONDS]: until the screen matches; the screen is left in
-# $T/screen either way.
-wait_for() {
-	_end=$(( $(date +%s) + ${2:-20} ))
-	while :; do
-		screen > "$T/screen" 2>/dev/null || true
-		grep -qE -- "$1" "$T/screen" && return 0
-		[ "$(date +%s)" -ge "$_end" ] && return 1
-		sleep 0.2
-	done
+# screen_has ERE: whether the screen matches now; it is left in $T/screen.
+screen_has() {
+	screen > "$T/screen" 2>/dev/null || true
+	grep -qE -- "$1" "$T/screen"
 }
 
-# need ERE [SECONDS] WHAT: wait_for or fail, showing the screen.
+# screen_wait ERE [SECONDS]: until the screen matches (0), or 1 after
+# SECONDS (20); the screen is left in $T/screen either way.  (lib.sh's
+# wait_for waits for a file.)
+screen_wait() { poll_until "${2:-20}" screen_has "$1"; }
+
+# need ERE [SECONDS] WHAT: screen_wait or fail, showing the screen.
 need() {
-	wait_for "$1" "${2:-20}" || { cat "$T/screen"; fail "$3 (no /$1/ on screen)"; }
+	screen_wait "$1" "${2:-20}" || { cat "$T/screen"; fail "$3 (no /$1/ on screen)"; }
 }
 
 # The step of the job screen's summary line ("... step 123 ..."), or
@@ -107,7 +106,7 @@ tui_job() {
 # yet, skip (77) naming it.
 skip_if_refused() {
 	keys 4
-	if wait_for "unknown command '$1'" 5; then
+	if screen_wait "unknown command '$1'" 5; then
 		echo "SKIP: the backend does not implement the \"$1\" command yet"
 		exit 77
 	fi

@@ -779,11 +779,57 @@ t_world_1_and_config(void **state)
 	comm_destroy(NULL);
 }
 
+static int	wild_calls;
+
+static int
+wild_set(void *ctx, const char *key, const void *val, size_t len)
+{
+	(void)ctx; (void)key; (void)val; (void)len;
+	wild_calls++;
+	return -1;
+}
+
+static int
+wild_get(void *ctx, const char *key, void **val, size_t *len, int timeout_ms)
+{
+	(void)ctx; (void)key; (void)val; (void)len; (void)timeout_ms;
+	wild_calls++;
+	return -1;
+}
+
+/* The mesh has no authentication: it never binds to every interface.
+ * 0.0.0.0 and :: are refused before the rendezvous (the store is never
+ * touched) with a message that says what to set. */
+static void
+t_no_wildcard_bind(void **state)
+{
+	static const char *const wild[] = { "0.0.0.0", "::", "0" };
+	struct comm_config	 cf = {
+		.backend = "gloo", .rank = 0, .world = 2, .timeout_ms = 500,
+	};
+	struct comm_store	 cs = { .set = wild_set, .get = wild_get };
+	char			 err[512];
+	size_t			 i;
+
+	(void)state;
+	for (i = 0; i < sizeof wild / sizeof wild[0]; i++) {
+		cf.bind_addr = wild[i];
+		wild_calls = 0;
+		*err = '\0';
+		assert_null(comm_init(&cf, &cs, err, sizeof err));
+		print_message("    %s: %s\n", wild[i], err);
+		assert_non_null(strstr(err, "will not bind the collective mesh"));
+		assert_non_null(strstr(err, "node's addr"));
+		assert_int_equal(wild_calls, 0);
+	}
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest	tests[] = {
 		cmocka_unit_test(t_world_1_and_config),
+		cmocka_unit_test(t_no_wildcard_bind),
 		cmocka_unit_test(t_allreduce_2),
 		cmocka_unit_test(t_allreduce_4),
 		cmocka_unit_test(t_allgatherv_2),

@@ -1,5 +1,6 @@
 /*
- * test-core.c: the backend's store and journal.
+ * test-core.c: the backend's store and journal, and the UTF-8 cut that
+ * the backend's reasons go through.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "lib/utf8.h"
 #include "backend/core/journal.h"
 #include "backend/core/store.h"
 
@@ -55,12 +57,12 @@ t_store_park_and_wake(void **state)
 
 	(void)state;
 	m = get("j/g0/a", 7, 1000);
-	store_handle(s, 3, m, 0.0);
+	store_handle(s, 3, "1.g0", m, 0.0);
 	json_decref(m);
 	assert_int_equal(r.n, 0);		/* parked */
 	m = json_pack("{s:s, s:s, s:s, s:s}", "t", "store", "op", "set",
 	    "key", "j/g0/a", "value", "QUJD");
-	store_handle(s, 5, m, 0.1);
+	store_handle(s, 5, "1.g0", m, 0.1);
 	json_decref(m);
 	assert_int_equal(r.n, 1);		/* woken, answered on link 3 */
 	assert_int_equal(r.link[0], 3);
@@ -70,7 +72,7 @@ t_store_park_and_wake(void **state)
 	assert_int_equal(json_integer_value(json_object_get(r.v[0], "rank")), 1);
 	/* A second get is answered at once. */
 	m = get("j/g0/a", 8, 1000);
-	store_handle(s, 4, m, 0.2);
+	store_handle(s, 4, "1.g0", m, 0.2);
 	json_decref(m);
 	assert_int_equal(r.n, 2);
 	assert_int_equal(r.link[1], 4);
@@ -88,10 +90,10 @@ t_store_timeout_and_drop(void **state)
 
 	(void)state;
 	m = get("missing", 1, 500);
-	store_handle(s, 1, m, 10.0);
+	store_handle(s, 1, "1.g0", m, 10.0);
 	json_decref(m);
 	m = get("other", 2, 500);
-	store_handle(s, 2, m, 10.0);
+	store_handle(s, 2, "1.g0", m, 10.0);
 	json_decref(m);
 	store_tick(s, 10.4);
 	assert_int_equal(r.n, 0);
@@ -102,7 +104,7 @@ t_store_timeout_and_drop(void **state)
 	assert_string_equal(json_string_value(json_object_get(r.v[0], "op")), "error");
 	replies_free(&r);
 	m = json_pack("{s:s, s:s}", "t", "store", "op", "set");
-	store_handle(s, 1, m, 11.0);		/* no key: an error, not a crash */
+	store_handle(s, 1, "1.g0", m, 11.0);		/* no key: an error, not a crash */
 	json_decref(m);
 	assert_int_equal(r.n, 1);
 	assert_string_equal(json_string_value(json_object_get(r.v[0], "op")), "error");
@@ -165,6 +167,34 @@ t_journal_cut_line(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* Cut on a character boundary, stray bytes as '?' (lib/utf8.h): what a
+ * reason must be before jansson takes it. */
+static void
+t_utf8_cut(void **state)
+{
+	char	 buf[8], text[16];
+	json_t	*o;
+
+	(void)state;
+	assert_int_equal(utf8_cut("a\xe2\x82\xac", 4, 3), 1);	/* in the euro */
+	assert_int_equal(utf8_cut("a\xe2\x82\xac", 4, 4), 4);
+	assert_int_equal(utf8_cut("ab\xc3\xa9", 4, 3), 2);
+	assert_int_equal(utf8_cut("\xf0\x9f\x98\x80x", 5, 4), 4);
+	assert_int_equal(utf8_cut("\xf0\x9f\x98\x80x", 5, 3), 0);
+	assert_int_equal(utf8_cut("abc", 3, 10), 3);
+	/* What vsnprintf leaves in an 8-byte buffer: the third euro cut. */
+	snprintf(buf, sizeof buf, "%s", "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac");
+	assert_null(json_pack("{s:s}", "r", buf));	/* what crashed */
+	assert_string_equal(utf8_fix(buf, sizeof buf), "\xe2\x82\xac\xe2\x82\xac");
+	snprintf(text, sizeof text, "a\xff" "b\xc3(\xed\xa0\x80");
+	assert_string_equal(utf8_fix(text, sizeof text), "a?b?(???");
+	o = json_pack("{s:s}", "r", text);
+	assert_non_null(o);
+	json_decref(o);
+}
+
+int	test_core_limits(void);
+
 int
 main(void)
 {
@@ -172,6 +202,9 @@ main(void)
 		cmocka_unit_test(t_store_park_and_wake),
 		cmocka_unit_test(t_store_timeout_and_drop),
 		cmocka_unit_test(t_journal_cut_line),
+		cmocka_unit_test(t_utf8_cut),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	int	 failed = cmocka_run_group_tests(tests, NULL, NULL);
+
+	return failed + test_core_limits();
 }

@@ -993,12 +993,15 @@ tc_model_step(struct model *m, struct model_gpu *g, const float *x,
 	float	 scale = 1.0f / 96;
 	double	 lh = 0, ld = 0;
 	char	 err[512];
+	struct model_input in[2];
 
 	memset(m->grads, 0, m->n_params * sizeof(float));
-	lh += model_forward(m, x, y, 64, NULL);
-	model_backward(m, x, y, 64, scale);
-	lh += model_forward(m, x + 64 * 784, y + 64, 32, NULL);
-	model_backward(m, x + 64 * 784, y + 64, 32, scale);
+	in[0] = (struct model_input){ .x = x, .y = y };
+	in[1] = (struct model_input){ .x = x + 64 * 784, .y = y + 64 };
+	lh += model_forward(m, &in[0], 64, NULL);
+	model_backward(m, &in[0], 64, scale);
+	lh += model_forward(m, &in[1], 32, NULL);
+	model_backward(m, &in[1], 32, scale);
 	if (model_gpu_zero_grads(g, err, sizeof err) != 0)
 		fail_msg("%s: %s", what, err);
 	if (whole && model_gpu_step(g, x, y, 96, scale, &ld, err,

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <cmocka.h>
 #include <zlib.h>
 
@@ -156,6 +158,118 @@ t_bad_files(void **state)
 	expect_error("missing", "missing2", "No such file");
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+
+/* In a child under an address-space limit of what it has plus 64 MiB
+ * (not in a sanitizer build, whose shadow needs terabytes), load images
+ * with the good labels of n samples: 0 if it failed with needle in the
+ * message, 1 with the message otherwise; killed if it tried to allocate
+ * what the header claims. */
+static void
+expect_small_failure(const char *images, int n, const char *needle)
+{
+	char	 xp[256], yp[256], err[512] = "";
+	long	 pages = 0;
+	FILE	*f;
+	pid_t	 pid;
+	int	 st;
+
+	snprintf(xp, sizeof xp, "%s/%s", dir, images);
+	snprintf(yp, sizeof yp, "%s/lbl-%d", dir, n);
+	if ((pid = fork()) == 0) {
+		struct dataset	ds;
+		struct rlimit	rl;
+
+#ifndef UNDER_ASAN
+		if ((f = fopen("/proc/self/statm", "r")) != NULL) {
+			if (fscanf(f, "%ld", &pages) != 1)
+				pages = 0;
+			fclose(f);
+		}
+		rl.rlim_cur = rl.rlim_max = (rlim_t)pages *
+		    (rlim_t)sysconf(_SC_PAGESIZE) + (64 << 20);
+		if (pages > 0)
+			setrlimit(RLIMIT_AS, &rl);
+#else
+		(void)f; (void)rl;
+#endif
+		if (data_load_idx(xp, yp, &ds, err, sizeof err) != -1)
+			_exit(2);
+		if (strstr(err, needle) == NULL) {
+			fprintf(stderr, "error '%s' lacks '%s'\n", err, needle);
+			_exit(1);
+		}
+		_exit(0);
+	}
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	if (WIFSIGNALED(st))
+		fail_msg("%s: killed by signal %d (it allocated what the "
+		    "header claims)", images, WTERMSIG(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+/*
+ * The cap is on what is allocated: 1024^3 pixels (1 GiB of bytes, 4 GiB
+ * of floats) are refused from the header; a header of 256 MiB of pixels
+ * (1 GiB of floats, the limit) over 1000 bytes of data costs what the data
+ * holds, not what the header claims; a file over the first allocation
+ * grows into the right values.
+ */
+static void
+t_big_headers(void **state)
+{
+	struct dataset	 ds;
+	uint8_t		 data[1024] = { 0 }, *x, *y;
+	char		 name[64], err[512];
+	size_t		 n = 300, side = 64, i;
+
+	(void)state;
+	write_idx("lbl-1024", 1, 0x801, (uint32_t[]){ 1024 }, 1, data, 1024);
+	write_idx("lbl-256", 1, 0x801, (uint32_t[]){ 256 }, 1, data, 256);
+	write_idx("giga-img", 1, 0x803, (uint32_t[]){ 1024, 1024, 1024 }, 3,
+	    data, 1000);
+	expect_small_failure("giga-img", 1024,
+	    "more than 1073741824 bytes as floats");
+	write_idx("liar-img", 1, 0x803, (uint32_t[]){ 256, 1024, 1024 }, 3,
+	    data, 1000);
+	expect_small_failure("liar-img", 256,
+	    "expected 268435456 bytes of data after the header, got 1000");
+
+	x = malloc(n * side * side);
+	y = malloc(n);
+	for (i = 0; i < n * side * side; i++)
+		x[i] = (uint8_t)(i * 7);
+	for (i = 0; i < n; i++)
+		y[i] = (uint8_t)(i % 10);
+	write_idx("grow-img", 1, 0x803, (uint32_t[]){ n, side, side }, 3, x,
+	    n * side * side);
+	write_idx("grow-lbl", 0, 0x801, (uint32_t[]){ n }, 1, y, n);
+	snprintf(name, sizeof name, "%s/grow-img", dir);
+	{
+		char yp[256];
+		snprintf(yp, sizeof yp, "%s/grow-lbl", dir);
+		assert_int_equal(data_load_idx(name, yp, &ds, err, sizeof err), 0);
+	}
+	assert_int_equal(ds.n, (int)n);
+	for (i = 0; i < n * side * side; i += 4099)
+		assert_float_equal(ds.x[i], ((uint8_t)(i * 7) / 255.0f -
+		    0.2860f) / 0.3530f, 1e-6);
+	i = n * side * side - 1;
+	assert_float_equal(ds.x[i], ((uint8_t)(i * 7) / 255.0f - 0.2860f) /
+	    0.3530f, 1e-6);
+	assert_int_equal(ds.y[n - 1], (n - 1) % 10);
+	data_free(&ds);
+	free(x);
+	free(y);
+}
+
 static void
 t_shard_partition(void **state)
 {
@@ -216,10 +330,14 @@ t_loader_order(void **state)
 
 	(void)state;
 	assert_int_equal(data_load_fmnist(dir, 1, &ds, err, sizeof err), 0);
-	one = loader_start(&ds, 9, 20, 1, 0, 1, 2, 0, 0, 2);
-	ranks[0] = loader_start(&ds, 9, 20, 2, 0, 2, 3, 0, 0, 2);
-	ranks[1] = loader_start(&ds, 9, 20, 2, 1, 2, 1, 0, 0, 2);
-	mid = loader_start(&ds, 9, 20, 1, 0, 1, 2, 1, 2, 2);
+	one = loader_start(&(struct loader_source){ .images = &ds,
+	    .steps_per_epoch = ds.n / 20 }, 9, 20, 1, 0, 1, 2, 0, 0, 2);
+	ranks[0] = loader_start(&(struct loader_source){ .images = &ds,
+	    .steps_per_epoch = ds.n / 20 }, 9, 20, 2, 0, 2, 3, 0, 0, 2);
+	ranks[1] = loader_start(&(struct loader_source){ .images = &ds,
+	    .steps_per_epoch = ds.n / 20 }, 9, 20, 2, 1, 2, 1, 0, 0, 2);
+	mid = loader_start(&(struct loader_source){ .images = &ds,
+	    .steps_per_epoch = ds.n / 20 }, 9, 20, 1, 0, 1, 2, 1, 2, 2);
 	for (int step = 0; step < 10; step++) {
 		int n = 0;
 
@@ -261,6 +379,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_load_gz_and_raw),
 		cmocka_unit_test(t_bad_files),
+		cmocka_unit_test(t_big_headers),
 		cmocka_unit_test(t_shard_partition),
 		cmocka_unit_test(t_permutation),
 		cmocka_unit_test(t_loader_order),

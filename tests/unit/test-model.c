@@ -116,6 +116,7 @@ t_residual(void **state)
 	float		 x[B * IN], *g;
 	uint8_t		 y[B];
 	double		 worst = 0;
+	struct model_input in;
 
 	(void)state;
 	spec_job_defaults(&job);
@@ -130,8 +131,9 @@ t_residual(void **state)
 		x[i] = 2 * rng_float(&r) - 1;
 	for (int i = 0; i < B; i++)
 		y[i] = (uint8_t)rng_below(&r, 3);
-	model_forward(m, x, y, B, NULL);
-	model_backward(m, x, y, B, 1.0f);
+	in = (struct model_input){ .x = x, .y = y };
+	model_forward(m, &in, B, NULL);
+	model_backward(m, &in, B, 1.0f);
 	g = malloc(m->n_params * sizeof *g);
 	memcpy(g, m->grads, m->n_params * sizeof *g);
 	for (size_t i = 0; i < m->n_params; i++) {
@@ -139,9 +141,9 @@ t_residual(void **state)
 		double	 up, down, num;
 
 		m->params[i] = p + eps;
-		up = model_forward(m, x, y, B, NULL);
+		up = model_forward(m, &in, B, NULL);
 		m->params[i] = p - eps;
-		down = model_forward(m, x, y, B, NULL);
+		down = model_forward(m, &in, B, NULL);
 		m->params[i] = p;
 		num = (up - down) / (2.0 * eps);
 		if (fabs(num - g[i]) > 2e-3 + 2e-2 * fabs(num))

@@ -149,6 +149,33 @@ test_fuzzish(void **state)
 	}
 }
 
+/* JSON text keeps its meaning: inside strings, C1 controls, DEL and the
+ * bidi overrides become \u escapes (and an escaped quote does not end the
+ * string); printable UTF-8, structure and old escapes stay; a buffer too
+ * small says so. */
+static void
+test_json(void **state)
+{
+	char	out[256];
+
+	(void)state;
+	assert_int_equal(sanitize_json(out, sizeof out,
+	    "{\"a\":\"x\xc2\x9b" "31m\xe2\x80\xae" "exe.gnp\",\"b\":[1,2]}"),
+	    strlen("{\"a\":\"x\\u009b31m\\u202eexe.gnp\",\"b\":[1,2]}"));
+	assert_string_equal(out,
+	    "{\"a\":\"x\\u009b31m\\u202eexe.gnp\",\"b\":[1,2]}");
+	sanitize_json(out, sizeof out, "{\"k\\\"\xc2\x85\":\"\\u001b\x7f"
+	    "\xe2\x81\xa6\xc2\xa0na\xc3\xafve \xe2\x9c\x93\"}");
+	assert_string_equal(out, "{\"k\\\"\\u0085\":\"\\u001b\\u007f"
+	    "\\u2066\xc2\xa0na\xc3\xafve \xe2\x9c\x93\"}");
+	/* not UTF-8, or a control outside a string: not JSON; '?' */
+	sanitize_json(out, sizeof out, "{\"a\":\"\x9b\xff\"}\x1b");
+	assert_string_equal(out, "{\"a\":\"??\"}?");
+	assert_int_equal(sanitize_json(out, 12, "{\"a\":\"\xc2\x9b\"}"),
+	    (size_t)-1);
+	assert_int_equal(sanitize_json(out, 15, "{\"a\":\"\xc2\x9b\"}"), 14);
+}
+
 int
 main(void)
 {
@@ -162,6 +189,7 @@ main(void)
 		cmocka_unit_test(test_bad_utf8),
 		cmocka_unit_test(test_truncation),
 		cmocka_unit_test(test_fuzzish),
+		cmocka_unit_test(test_json),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -99,8 +99,80 @@ t_pack_spread_refuse(void **state)
 	assert_int_equal(queue_admissible(&c, &j, err, sizeof err), -1);
 	assert_non_null(strstr(err, "needs 25 cpu slots; the cluster has 24 free"));
 	job(&j, "groups", 16, PLACEMENT_RACK, 13);	/* a group > any rack */
+	j.resources.strict = true;
 	assert_int_equal(queue_admissible(&c, &j, err, sizeof err), -1);
 	assert_non_null(strstr(err, "no rack has 13 free slots"));
+	free(c.nodes);
+}
+
+/* The default group follows the job: 400 ranks on 4 racks are 4 x 100,
+ * each group in a rack of its own. */
+static void
+t_rack_default_group(void **state)
+{
+	struct cluster_spec c;
+	struct job_spec	 j;
+	int		*used, node_of[400], per_rack[4] = { 0 };
+	char		 err[256];
+
+	(void)state;
+	make_cluster(&c, 4, 16, 8, 0);
+	used = calloc((size_t)c.n_nodes, sizeof *used);
+	spec_job_defaults(&j);
+	snprintf(j.name, sizeof j.name, "big");
+	j.resources.ranks = 400;
+	assert_int_equal(j.resources.placement, PLACEMENT_RACK);
+	assert_int_equal(j.resources.group_size, 0);
+	assert_int_equal(place_job(&c, &j, used, node_of, err, sizeof err), 0);
+	assert_string_equal(err, "");
+	for (int g = 0; g < 4; g++) {
+		int rack = node_of[g * 100] / 16;
+
+		for (int r = g * 100; r < g * 100 + 100; r++)
+			assert_int_equal(node_of[r] / 16, rack);
+		per_rack[rack]++;
+	}
+	for (int k = 0; k < 4; k++)
+		assert_int_equal(per_rack[k], 1);
+	free(used);
+	free(c.nodes);
+}
+
+/* Two racks of one one-slot node each: a 2-rank job with no placement
+ * keys is placed (groups of 1); an explicit group of 2 is split over the
+ * racks and the note says so; strict refuses it as before. */
+static void
+t_rack_split(void **state)
+{
+	struct cluster_spec c;
+	struct job_spec	 j;
+	int		 used[2] = { 0 }, node_of[2];
+	char		 err[256];
+
+	(void)state;
+	make_cluster(&c, 2, 1, 1, 0);
+	snprintf(c.nodes[0].rack, sizeof c.nodes[0].rack, "a");
+	snprintf(c.nodes[1].rack, sizeof c.nodes[1].rack, "b");
+	spec_job_defaults(&j);
+	snprintf(j.name, sizeof j.name, "two");
+	j.resources.ranks = 2;
+	assert_int_equal(place_job(&c, &j, used, node_of, err, sizeof err), 0);
+	assert_int_equal(used[0], 1);
+	assert_int_equal(used[1], 1);
+	assert_string_equal(err, "");
+	memset(used, 0, sizeof used);
+	j.resources.group_size = 2;
+	assert_int_equal(queue_admissible(&c, &j, err, sizeof err), 0);
+	assert_int_equal(place_job(&c, &j, used, node_of, err, sizeof err), 0);
+	assert_int_not_equal(node_of[0], node_of[1]);
+	assert_string_equal(err, "group 1 split over racks a, b: no rack has "
+	    "2 free slots");
+	memset(used, 0, sizeof used);
+	j.resources.strict = true;
+	assert_int_equal(place_job(&c, &j, used, node_of, err, sizeof err), -1);
+	assert_non_null(strstr(err, "no rack has 2 free slots for a group "
+	    "(group_size 2, strict)"));
+	assert_int_equal(used[0] + used[1], 0);
 	free(c.nodes);
 }
 
@@ -148,6 +220,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_rack_groups),
 		cmocka_unit_test(t_pack_spread_refuse),
+		cmocka_unit_test(t_rack_default_group),
+		cmocka_unit_test(t_rack_split),
 		cmocka_unit_test(t_priority_and_backfill),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

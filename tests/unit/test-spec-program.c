@@ -1,7 +1,8 @@
 /*
  * test-spec-program.c: the program: key of a job file (spec-program.c):
  * argv and env into their packed buffers, the defaults, the checks that
- * a job is one kind (both or neither is an error, at its place), the
+ * a job is one kind (both is an error, at its place; neither is a model
+ * job with the defaults), the
  * names hunter keeps for itself, and argv[0] looked up here.
  */
 #include "config.h"
@@ -82,14 +83,14 @@ t_program(void **state)
 
 	assert_int_equal(parse("name: m\nmodel: {type: mlp}\n"), 0);
 	assert_int_equal(job.kind, JOB_MODEL);
+	assert_int_equal(parse("name: m\n"), 0);	/* the defaults: mlp */
+	assert_int_equal(job.kind, JOB_MODEL);
 }
 
 static void
 t_program_errors(void **state)
 {
 	(void)state;
-	expect_only("name: x\n", 1, 1, "neither model: (the built-in trainer");
-	expect_only("name: x\nresources: {ranks: 2}\n", 1, 1, "neither model:");
 	expect_only("name: x\nprogram: {argv: [a]}\nmodel: {type: mlp}\n", 3, 1,
 	    "model: a program job runs its own code and takes no model: "
 	    "(program: is at line 2)");

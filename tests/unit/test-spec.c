@@ -76,7 +76,7 @@ expect_job_error(const char *text, int line, int col, const char *want)
 static void
 t_defaults(void **state)
 {
-	assert_int_equal(parse("name: x\nmodel: {}\n"), 0);
+	assert_int_equal(parse("name: x\n"), 0);
 	assert_int_equal(errs.n, 0);
 	assert_string_equal(job.name, "x");
 	assert_string_equal(job.file, "t.yaml");
@@ -85,7 +85,8 @@ t_defaults(void **state)
 	assert_int_equal(job.resources.device, DEVICE_CPU);
 	assert_true(job.resources.memory_per_rank == 2ULL << 30);
 	assert_int_equal(job.resources.placement, PLACEMENT_RACK);
-	assert_int_equal(job.resources.group_size, 2);
+	assert_int_equal(job.resources.group_size, 0);	/* follows the job */
+	assert_false(job.resources.strict);
 	assert_int_equal(job.model.type, MODEL_MLP);
 	assert_int_equal(job.model.n_hidden, 2);
 	assert_int_equal(job.model.hidden[1], 256);
@@ -230,7 +231,7 @@ static void
 t_enums(void **state)
 {
 	expect_job_error("name: x\nmodel: {type: resnet}\n", 2, 15,
-	    "model.type: unknown model 'resnet' (known: mlp, cnn)");
+	    "model.type: unknown model 'resnet' (known: mlp, cnn, gpt)");
 	assert_null(strstr(errs.v[0].msg, "did you mean"));
 	expect_job_error("name: x\ntrain:\n  optimizer: {type: adam}\n", 3, 21,
 	    "train.optimizer.type: unknown optimizer 'adam' "
@@ -250,12 +251,44 @@ t_model_kinds(void **state)
 	assert_int_equal(parse("name: x\nmodel: {type: cnn, channels: [8], "
 	    "hidden: [16]}\n"), 0);
 	expect_job_error("name: x\nmodel: {type: cnm}\n", 2, 15,
-	    "(known: mlp, cnn) (did you mean 'cnn'?)");
+	    "(known: mlp, cnn, gpt) (did you mean 'cnn'?)");
 	assert_string_equal(spec_model_kind(MODEL_MLP)->name, "mlp");
 	assert_true(spec_model_kind(MODEL_MLP)->cuda);
 	assert_false(spec_model_kind(MODEL_CNN)->cuda);
 	assert_null(spec_model_kind((enum spec_model)7));
 	assert_string_equal(spec_model_name((enum spec_model)7), "?");
+}
+
+/* The gpt's keys, defaults and checks. */
+static void
+t_gpt(void **state)
+{
+	assert_int_equal(parse("name: x\nmodel: {type: gpt, layers: 2, heads: 4, "
+	    "channels: 64, context: 32}\n"), 0);
+	assert_int_equal(job.model.channels[0], 64);
+	assert_int_equal(job.model.n_channels, 1);
+	assert_int_equal(job.data.format, FORMAT_TEXT);
+	assert_int_equal(job.train.optimizer.type, OPTIM_ADAMW);
+	assert_true(job.train.grad_clip == 1.0);
+	assert_int_equal(spec_vocab(&job), 256);
+	expect_job_error("name: x\nmodel: {type: gpt, channels: 30, heads: 4}\n",
+	    2, 34, "model.heads: 30 channels do not divide into 4 heads");
+	expect_job_error("name: x\nmodel: {type: gpt, channels: [8, 8]}\n", 2,
+	    20, "model.channels: a gpt has one width");
+	expect_job_error("name: x\nmodel: {type: gpt, vocab: 300}\n", 2, 20,
+	    "model.vocab: text is bytes: its vocabulary is 256");
+	expect_job_error("name: x\nmodel: {type: gpt}\ndata: {format: images}\n",
+	    3, 8, "data.format: model type gpt trains on tokens or text, not "
+	    "images");
+	expect_job_error("name: x\nmodel: {type: mlp}\ndata: {format: text}\n",
+	    3, 8, "data.format: model type mlp trains on images, not text");
+	expect_job_error("name: x\nmodel: {type: gpt}\ndata: {format: tokens}\n",
+	    3, 8, "data.format: format tokens needs data.train");
+	expect_job_error("name: x\nmodel: {type: mlp, hidden: 5}\n", 2, 28,
+	    "model.hidden: expected a list");
+	assert_int_equal(parse("name: x\nmodel: {type: gpt}\ndata: {format: "
+	    "tokens, train: \"/d/train_*.bin\"}\n"), 0);
+	assert_int_equal(spec_vocab(&job), 50257);
 }
 
 static void
@@ -441,6 +474,22 @@ t_many_errors(void **state)
 	expect_error(4, 34, "unknown placement 'rak'");
 	expect_error(5, 24, "compression.density: must be in (0, 1]");
 	assert_int_equal(errs.n, 6);
+}
+
+/* strict: rack placement's, written beside placement: rack. */
+static void
+t_strict(void **state)
+{
+	assert_int_equal(parse("name: x\nresources: {placement: rack, "
+	    "strict: true}\n"), 0);
+	assert_true(job.resources.strict);
+	expect_job_error("name: x\nresources: {placement: pack, strict: true}\n",
+	    2, 30, "resources.strict: true applies to rack placement only, "
+	    "and this job has placement: pack");
+	expect_job_error("name: x\nresources: {strict: true}\n", 2, 13,
+	    "write placement: rack beside it");
+	expect_job_error("name: x\nresources: {strict: 3}\n", 2, 21,
+	    "resources.strict");
 }
 
 static void
@@ -720,6 +769,38 @@ t_cluster_errors(void **state)
 	expect_error(2, 9, "nodes[0]: expected a mapping, got 'a'");
 }
 
+/*
+ * ssh paths up to the buffer's limit are taken as written (one of 63 bytes
+ * or more used to be called "holds control characters": it was compared
+ * with its quote, cut at 64 bytes); a control character is refused.
+ */
+static void
+t_cluster_ssh_paths(void **state)
+{
+	char	text[4 * SPEC_PATH_MAX], path[SPEC_PATH_MAX];
+	size_t	lens[] = { 62, 63, 64, 200, SPEC_PATH_MAX - 1 }, i;
+
+	for (i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+		memset(path, 'k', lens[i]);
+		memcpy(path, "/home/someone/", 14);
+		path[lens[i]] = '\0';
+		snprintf(text, sizeof text, "cluster: lab\nssh: {config: %s, "
+		    "identity: %s, known_hosts: %s}\nnodes:\n"
+		    "  - {name: a, host: h}\n", path, path, path);
+		if (parse_cluster(text) != 0)
+			spec_errors_print(stderr, &errs);
+		assert_int_equal(errs.n, 0);
+		assert_string_equal(cl.ssh.config, path);
+		assert_string_equal(cl.ssh.identity, path);
+		assert_string_equal(cl.ssh.known_hosts, path);
+	}
+	assert_int_equal(parse_cluster("cluster: lab\nssh: {known_hosts: "
+	    "\"/home/someone/kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk"
+	    "kkkkkkkk\\e[2J\"}\nnodes: [{name: a, host: h}]\n"), -1);
+	expect_error(2, 20, "holds control characters");
+	assert_int_equal(errs.n, 1);
+}
+
 int
 main(void)
 {
@@ -732,6 +813,7 @@ main(void)
 		cmocka_unit_test_teardown(t_ranges, reset),
 		cmocka_unit_test_teardown(t_enums, reset),
 		cmocka_unit_test_teardown(t_model_kinds, reset),
+		cmocka_unit_test_teardown(t_gpt, reset),
 		cmocka_unit_test_teardown(t_missing_name, reset),
 		cmocka_unit_test_teardown(t_duplicate_key, reset),
 		cmocka_unit_test_teardown(t_malformed_units, reset),
@@ -745,6 +827,7 @@ main(void)
 		cmocka_unit_test_teardown(t_alias_bomb, reset),
 		cmocka_unit_test_teardown(t_deep, reset),
 		cmocka_unit_test_teardown(t_many_errors, reset),
+		cmocka_unit_test_teardown(t_strict, reset),
 		cmocka_unit_test_teardown(t_units, reset),
 		cmocka_unit_test_teardown(t_print, reset),
 		cmocka_unit_test_teardown(t_examples, reset),
@@ -752,6 +835,7 @@ main(void)
 		cmocka_unit_test_teardown(t_cluster_default, reset),
 		cmocka_unit_test_teardown(t_cluster, reset),
 		cmocka_unit_test_teardown(t_cluster_errors, reset),
+		cmocka_unit_test_teardown(t_cluster_ssh_paths, reset),
 	};
 
 	return cmocka_run_group_tests(t, NULL, NULL);

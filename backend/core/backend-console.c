@@ -1,0 +1,124 @@
+/*
+ * backend-console.c: console.sock's clients (hunter ctl, a takeover, the
+ * front ends of other processes): at most MAX_CONSOLE_PEERS of them, a
+ * command frame each answered ok or with the reason it was refused, the
+ * ones beyond refused with a word, the silent ones closed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "lib/clock.h"
+#include "lib/net.h"
+#include "lib/utf8.h"
+#include "backend/proto/proto.h"
+#include "backend/core/backend-internal.h"
+
+/* A command on console.sock: answered ok, or with the reason it was
+ * refused (the event the command just raised). */
+static void
+backend_console_frame(struct backend *b, struct console_peer *p,
+    const json_t *msg)
+{
+	const char	*reason = "expected a cmd frame";
+	char		 err[300], text[1024];
+	size_t		 ne = json_array_size(b->events);
+	json_t		*last, *m;
+
+	switch (proto_kind(msg, err, sizeof err)) {
+	case PK_CMD:
+		if (strcmp(json_string_value(json_object_get(msg, "cmd")),
+		    "detach") == 0) {
+			b->detach = true;
+			return;
+		}
+		if (backend_command(b, msg) == 0) {
+			if ((m = proto_pack(err, sizeof err, "{s:s, s:s}", "t",
+			    MSG_OK, "reason", "accepted")) != NULL)
+				proto_send_new(p->fd, m);
+			return;
+		}
+		last = json_array_size(b->events) > ne ? json_array_get(
+		    b->events, json_array_size(b->events) - 1) : NULL;
+		reason = last != NULL ? json_string_value(json_object_get(last,
+		    "reason")) : "refused";
+		break;
+	case PK_INVALID:
+		reason = err;
+		break;
+	default:
+		break;
+	}
+	/* proto_kind's message may quote the peer's bytes, cut short. */
+	snprintf(text, sizeof text, "%s", reason != NULL ? reason : "refused");
+	if ((m = proto_pack(err, sizeof err, "{s:s, s:s}", "t", MSG_ERROR,
+	    "reason", utf8_fix(text, sizeof text))) != NULL)
+		proto_send_new(p->fd, m);
+}
+
+static void
+backend_console_close(struct backend *b, int i)
+{
+	close(b->peers[i].fd);
+	proto_reader_free(&b->peers[i].rd);
+	b->peers[i] = b->peers[--b->npeers];
+}
+
+void
+backend_console_input(struct backend *b, int i)
+{
+	struct console_peer *p = &b->peers[i];
+	json_t		*msg;
+	ssize_t		 n = proto_reader_fill(&p->rd, p->fd);
+	int		 rc;
+
+	p->last_seen = clock_mono();
+	while ((rc = proto_reader_next(&p->rd, &msg)) == 1) {
+		backend_console_frame(b, p, msg);
+		json_decref(msg);
+	}
+	if (rc < 0 || n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+		backend_console_close(b, i);
+}
+
+/*
+ * A client on console.sock: taken whenever the socket says one waits (a
+ * listening fd left readable would wake poll() at once, forever: the
+ * loop spun), and refused with a word when MAX_CONSOLE_PEERS are in.
+ */
+void
+backend_console_accept(struct backend *b)
+{
+	char	 err[128], why[160];
+	json_t	*m;
+	int	 fd = accept4(b->console_fd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (b->npeers < MAX_CONSOLE_PEERS) {
+		b->peers[b->npeers].fd = fd;
+		b->peers[b->npeers].last_seen = clock_mono();
+		proto_reader_init(&b->peers[b->npeers].rd);
+		b->npeers++;
+		return;
+	}
+	snprintf(why, sizeof why, "too many console.sock clients (%d are "
+	    "connected); try again", MAX_CONSOLE_PEERS);
+	/* Non-blocking: a refused client that does not read holds up no one. */
+	net_set_nonblock(fd, 1);
+	if ((m = proto_pack(err, sizeof err, "{s:s, s:s}", "t", MSG_ERROR,
+	    "reason", why)) != NULL)
+		proto_send_new(fd, m);
+	close(fd);
+}
+
+void
+backend_console_reap(struct backend *b, double now)
+{
+	for (int i = b->npeers - 1; i >= 0; i--) {
+		if (now - b->peers[i].last_seen > CONSOLE_IDLE_S)
+			backend_console_close(b, i);
+	}
+}

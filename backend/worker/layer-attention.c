@@ -1,0 +1,49 @@
+/*
+ * layer-attention.c: causal multi-head self-attention over the fused
+ * projection [T, 3C] (queries, keys, values) to [T, C].  It has no
+ * tensors of its own: the projections around it are layer-proj.c's.
+ * Each sample keeps its heads' attention probabilities (aux: H * T * T
+ * floats, the one buffer of a layer that grows with T squared), and the
+ * backward pass takes T * T floats of the model's workspace.
+ */
+#include "kernels/cpu/transformer.h"
+#include "backend/worker/model.h"
+
+static void
+attn_setup(struct model *m, struct layer *l)
+{
+	int	 T = l->in_dim[0], C = l->in_dim[1] / 3;
+
+	l->out_dim[0] = T;
+	l->out_dim[1] = C;
+	l->out_dim[2] = 1;
+	l->out_size = (size_t)T * C;
+	l->aux_bytes = (size_t)l->args.heads * T * T * sizeof(float);
+	model_need_workspace(m, attention_workspace(T));
+}
+
+static void
+attn_fwd(const struct layer *l, const struct layer_io *io)
+{
+	attention_forward(io->out, io->aux, io->in[0], io->B, l->out_dim[0],
+	    l->out_dim[1], l->args.heads);
+}
+
+static void
+attn_bwd(const struct layer *l, const struct layer_io *io)
+{
+	if (io->din[0] == NULL)
+		return;
+	layer_din_begin(l, io, 0, l->in_size);
+	attention_backward(io->din[0], io->dout, io->in[0], io->aux,
+	    io->workspace, io->B, l->out_dim[0], l->out_dim[1],
+	    l->args.heads);
+}
+
+const struct layer_type layer_attention = {
+	.name = "attention",
+	.what = "attention",
+	.setup = attn_setup,
+	.forward = attn_fwd,
+	.backward = attn_bwd,
+};

@@ -1,0 +1,331 @@
+/*
+ * cmd-sample.c: `hunter sample CKPT`, text from a gpt checkpoint.  The
+ * model is built from the config.json beside the checkpoint (GPT-2's
+ * fields), its weights loaded and checked as a resume loads them, and
+ * tokens drawn one at a time: the context is the last n_positions tokens,
+ * the logits at its last position are divided by the temperature, cut to
+ * the top k, and a token is drawn from their softmax with a generator
+ * seeded by --seed, so the same flags give the same text.  A byte-level
+ * model (vocabulary 256) prints its bytes as text, line by line through
+ * the sanitizer; a token model prints ids, or text with --tokenizer FILE
+ * in llm.c's format (a header of 256 uint32: magic 20240328, version,
+ * vocabulary size, ...; then each token's bytes behind a length byte).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "lib/rng.h"
+#include "lib/xmalloc.h"
+#include "backend/worker/checkpoint.h"
+#include "backend/worker/model.h"
+#include "backend/worker/optimizer.h"
+#include "tui/sanitize.h"
+#include "cmd/cmd.h"
+
+#define TOKENIZER_MAGIC	20240328
+
+struct sample_opts {
+	const char	*prompt, *tokenizer;
+	int		 tokens, top_k;
+	double		 temperature;
+	uint64_t	 seed;
+};
+
+/* A tokenizer's byte strings, one a token. */
+struct tokenizer {
+	char	**text;
+	int	 n;
+};
+
+static int
+sample_config(const char *ckpt, struct job_spec *job)
+{
+	char	 path[4096], dir[4096];
+	json_error_t je;
+	json_t	*c;
+	int	 rc = -1;
+
+	snprintf(dir, sizeof dir, "%s", ckpt);
+	snprintf(path, sizeof path, "%s/config.json", dirname(dir));
+	if ((c = json_load_file(path, 0, &je)) == NULL) {
+		fprintf(stderr, "hunter sample: %s: %s\n", path, je.text);
+		return -1;
+	}
+	spec_job_defaults(job);
+	job->model.type = MODEL_GPT;
+	job->train.optimizer.type = OPTIM_ADAMW;
+	job->model.layers = (int)json_integer_value(json_object_get(c, "n_layer"));
+	job->model.heads = (int)json_integer_value(json_object_get(c, "n_head"));
+	job->model.channels[0] = (int)json_integer_value(json_object_get(c,
+	    "n_embd"));
+	job->model.n_channels = 1;
+	job->model.context = (int)json_integer_value(json_object_get(c,
+	    "n_positions"));
+	job->model.vocab = (int)json_integer_value(json_object_get(c,
+	    "vocab_size"));
+	if (job->model.layers < 1 || job->model.heads < 1 ||
+	    job->model.channels[0] < 1 || job->model.context < 1 ||
+	    job->model.vocab < 1 || job->model.layers > 1024 ||
+	    job->model.channels[0] % job->model.heads != 0 ||
+	    job->model.vocab > 1 << 24 || job->model.context > 1 << 16)
+		fprintf(stderr, "hunter sample: %s: not a GPT-2 config (n_layer, "
+		    "n_head, n_embd, n_positions, vocab_size)\n", path);
+	else
+		rc = 0;
+	json_decref(c);
+	return rc;
+}
+
+/* The model of ckpt with its weights; NULL after saying why. */
+static struct model *
+sample_load(const char *ckpt, struct job_spec *job)
+{
+	static const enum spec_optim optims[] = { OPTIM_ADAMW, OPTIM_SGD };
+	struct model	*m;
+	struct ckpt_meta cm;
+	char		 err[1024] = "";
+
+	if (sample_config(ckpt, job) != 0)
+		return NULL;
+	m = model_create(job, job->model.context, 1, 1, job->model.vocab, 1,
+	    job->train.seed);
+	/* The optimizer state is in the file too; either kind will do. */
+	for (size_t i = 0; m != NULL && i < 2; i++) {
+		struct optimizer *o;
+		int	 rc;
+
+		job->train.optimizer.type = optims[i];
+		o = optimizer_create(job, m->n_params);
+		rc = checkpoint_load(ckpt, m, o, &cm, err, sizeof err);
+		optimizer_free(o);
+		if (rc == 0) {
+			checkpoint_meta_free(&cm);
+			return m;
+		}
+	}
+	fprintf(stderr, "hunter sample: %s\n", err);
+	model_free(m);
+	return NULL;
+}
+
+static int
+tokenizer_load(const char *path, int vocab, struct tokenizer *tk)
+{
+	uint32_t h[256];
+	FILE	*f = fopen(path, "rb");
+
+	memset(tk, 0, sizeof *tk);
+	if (f == NULL || fread(h, sizeof h, 1, f) != 1 ||
+	    h[0] != TOKENIZER_MAGIC || (int)h[2] > vocab || h[2] == 0) {
+		fprintf(stderr, "hunter sample: %s: %s\n", path, f == NULL ?
+		    strerror(errno) : "not an llm.c tokenizer for this model "
+		    "(magic 20240328, at most its vocabulary)");
+		if (f != NULL)
+			fclose(f);
+		return -1;
+	}
+	tk->n = (int)h[2];
+	tk->text = xcalloc((size_t)tk->n, sizeof *tk->text);
+	for (int i = 0; i < tk->n; i++) {
+		int	 len = fgetc(f);
+
+		tk->text[i] = xcalloc(len > 0 ? (size_t)len + 1 : 1, 1);
+		if (len < 0 || (len > 0 && fread(tk->text[i], 1, (size_t)len,
+		    f) != (size_t)len)) {
+			fprintf(stderr, "hunter sample: %s: cut short at token "
+			    "%d\n", path, i);
+			fclose(f);
+			return -1;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+/* Draw the next token from logits[V]. */
+static int
+sample_draw(const float *logits, int V, const struct sample_opts *o,
+    struct rng *r, double *p)
+{
+	double	 max = -INFINITY, sum = 0, u, cut = -INFINITY;
+
+	for (int v = 0; v < V; v++)
+		max = fmax(max, logits[v]);
+	/* top-k: the k-th largest logit is the cut (ties all stay). */
+	if (o->top_k > 0 && o->top_k < V) {
+		double	 hi = max;
+
+		for (int k = 1; k < o->top_k; k++) {
+			double next = -INFINITY;
+
+			for (int v = 0; v < V; v++)
+				if (logits[v] < hi && logits[v] > next)
+					next = logits[v];
+			hi = next;
+		}
+		cut = hi;
+	}
+	for (int v = 0; v < V; v++) {
+		p[v] = logits[v] < cut ? 0 : exp((logits[v] - max) /
+		    o->temperature);
+		sum += p[v];
+	}
+	u = (double)rng_float(r) * sum;
+	for (int v = 0; v < V; v++) {
+		if ((u -= p[v]) < 0)
+			return v;
+	}
+	return V - 1;
+}
+
+/* Print generated bytes as text, each line through the sanitizer. */
+static void
+sample_print_bytes(const int32_t *tok, int n)
+{
+	char	*line = xmalloc((size_t)n + 1), *out = xmalloc(4 * (size_t)n + 4);
+	int	 len = 0;
+
+	for (int i = 0; i <= n; i++) {
+		if (i == n || tok[i] == '\n') {
+			sanitize_n(out, 4 * (size_t)n + 4, line, (size_t)len);
+			printf("%s%s", out, i < n ? "\n" : "");
+			len = 0;
+		} else
+			line[len++] = (char)tok[i];
+	}
+	printf("\n");
+	free(line);
+	free(out);
+}
+
+static int
+sample_run(struct model *m, const struct sample_opts *o,
+    const struct tokenizer *tk)
+{
+	int	 T = m->in_c, V = m->classes, n = 0, total;
+	int32_t	*tok, *ctx = xcalloc((size_t)T, sizeof *ctx);
+	int32_t	*tgt = xmalloc((size_t)T * sizeof *tgt);
+	double	*p = xmalloc((size_t)V * sizeof *p);
+	struct rng r;
+	size_t	 plen = strlen(o->prompt);
+
+	total = (int)plen + o->tokens;
+	tok = xcalloc((size_t)total + 1, sizeof *tok);
+	for (size_t i = 0; i < plen; i++)
+		tok[n++] = (uint8_t)o->prompt[i] % V;
+	if (n == 0)
+		tok[n++] = V > '\n' ? '\n' : 0;	/* a start */
+	for (int t = 0; t < T; t++)
+		tgt[t] = -1;			/* no loss wanted */
+	rng_seed(&r, o->seed, 0x73616d70);
+	while (n < total) {
+		int	 len = n < T ? n : T;
+		struct model_input in = { .tok = ctx, .tgt = tgt };
+
+		/* Causal: what follows the context in the window does not
+		 * reach its last position, so the rest stays zero. */
+		memset(ctx, 0, (size_t)T * sizeof *ctx);
+		memcpy(ctx, tok + n - len, (size_t)len * sizeof *ctx);
+		model_forward(m, &in, 1, NULL);
+		tok[n++] = sample_draw(m->layers[m->n_layers - 1].out +
+		    (size_t)(len - 1) * V, V, o, &r, p);
+	}
+	if (V == 256)
+		sample_print_bytes(tok, n);
+	else if (tk->text != NULL) {
+		char	 out[1024];
+
+		for (int i = 0; i < n; i++) {
+			sanitize(out, sizeof out, tok[i] < tk->n ?
+			    tk->text[tok[i]] : "?");
+			fputs(out, stdout);
+		}
+		printf("\n");
+	} else {
+		for (int i = 0; i < n; i++)
+			printf("%d%c", tok[i], i + 1 < n ? ' ' : '\n');
+	}
+	free(tok);
+	free(ctx);
+	free(tgt);
+	free(p);
+	return 0;
+}
+
+static int
+cmd_sample(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "prompt", required_argument, NULL, 'p' },
+		{ "tokens", required_argument, NULL, 'n' },
+		{ "temperature", required_argument, NULL, 't' },
+		{ "top-k", required_argument, NULL, 'k' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "tokenizer", required_argument, NULL, 'z' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct sample_opts o = { .prompt = "", .tokens = 200, .top_k = 0,
+	    .temperature = 1.0, .seed = 1 };
+	struct tokenizer tk = { 0 };
+	struct job_spec	 job;
+	struct model	*m;
+	char		*end;
+	int		 c, rc;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "p:n:t:k:s:z:", longopts,
+	    NULL)) != -1) {
+		switch (c) {
+		case 'p': o.prompt = optarg; break;
+		case 'n': o.tokens = (int)strtol(optarg, &end, 10);
+			if (*end != '\0' || o.tokens < 0 || o.tokens > 1000000)
+				return cmd_usage(&cmd_sample_entry);
+			break;
+		case 't': o.temperature = strtod(optarg, &end);
+			if (*end != '\0' || !(o.temperature > 0))
+				return cmd_usage(&cmd_sample_entry);
+			break;
+		case 'k': o.top_k = (int)strtol(optarg, &end, 10);
+			if (*end != '\0' || o.top_k < 0)
+				return cmd_usage(&cmd_sample_entry);
+			break;
+		case 's': o.seed = strtoull(optarg, &end, 10);
+			if (*end != '\0')
+				return cmd_usage(&cmd_sample_entry);
+			break;
+		case 'z': o.tokenizer = optarg; break;
+		default:
+			return cmd_usage(&cmd_sample_entry);
+		}
+	}
+	if (optind != argc - 1)
+		return cmd_usage(&cmd_sample_entry);
+	if ((m = sample_load(argv[optind], &job)) == NULL)
+		return 1;
+	if (o.tokenizer != NULL &&
+	    tokenizer_load(o.tokenizer, m->classes, &tk) != 0) {
+		model_free(m);
+		return 1;
+	}
+	rc = sample_run(m, &o, &tk);
+	for (int i = 0; i < tk.n; i++)
+		free(tk.text[i]);
+	free(tk.text);
+	model_free(m);
+	return rc;
+}
+
+const struct cmd_entry cmd_sample_entry = {
+	.name = "sample",
+	.usage = "[--prompt TEXT] [--tokens N] [--temperature T] [--top-k K] "
+	    "[--seed S] [--tokenizer FILE] CHECKPOINT",
+	.summary = "generate text from a gpt checkpoint (config.json beside it)",
+	.exec = cmd_sample,
+};

@@ -1,0 +1,509 @@
+/*
+ * test-gpt-kernels.c: the transformer kernels (kernels/cpu/transformer.h)
+ * against plain double-precision references written here from the
+ * definitions: embedding, LayerNorm, the [in, out] projection, the tied
+ * output head, causal attention, GELU (tanh form), the residual add and
+ * the vocabulary cross-entropy.
+ *
+ * Gradient checks, as test-kernels.c does them: the objective is
+ * L = sum(y * r) for a fixed random r (the summed cross-entropy for the
+ * loss), the numeric derivative is a central difference of L over the
+ * double reference (every layer here is smooth, so the step 1e-5 leaves
+ * an error near 1e-10), and what remains in the comparison is the float32
+ * rounding of the kernel.  The float forward is checked against the same
+ * reference.  Elements agree when |a - n| / max(|a|, |n|, 1e-3) < 1e-3.
+ * Each kernel also runs with its gradient buffers already holding values,
+ * to check that it accumulates (+=) rather than overwrites.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cpu/transformer.h"
+
+#define GK_TOL		1e-3
+#define GK_FLOOR	1e-3
+#define GK_STEP		1e-5
+#define GK_B		2
+#define GK_T		5
+#define GK_C		8
+#define GK_H		2
+#define GK_V		11
+#define GK_N		(GK_B * GK_T)
+#define GK_MAX		(GK_N * 3 * GK_C * 4)
+
+static uint32_t	gk_seed = 2024u;
+
+static float
+gk_uniform(void)
+{
+	gk_seed = gk_seed * 1664525u + 1013904223u;
+	return (float)(gk_seed >> 8) / 8388608.0f - 1.0f;
+}
+
+static void
+gk_fill(float *f, double *d, size_t n, float amp)
+{
+	for (size_t i = 0; i < n; i++) {
+		f[i] = gk_uniform() * amp;
+		d[i] = f[i];
+	}
+}
+
+static double
+gk_rel(double a, double n)
+{
+	double	 m = fmax(fmax(fabs(a), fabs(n)), GK_FLOOR);
+
+	return fabs(a - n) / m;
+}
+
+/* The worst relative error of a against the double array n. */
+static double
+gk_worst(const float *a, const double *n, size_t len)
+{
+	double	 w = 0;
+
+	for (size_t i = 0; i < len; i++)
+		w = fmax(w, gk_rel(a[i], n[i]));
+	return w;
+}
+
+/* Central differences of L over each element of p[0..n). */
+static void
+gk_numeric(double (*L)(void), double *p, size_t n, double *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		double	 keep = p[i], up, down;
+
+		p[i] = keep + GK_STEP;
+		up = L();
+		p[i] = keep - GK_STEP;
+		down = L();
+		p[i] = keep;
+		out[i] = (up - down) / (2 * GK_STEP);
+	}
+}
+
+/* Check an analytic gradient that was accumulated onto `base`. */
+static void
+gk_check_grad(const char *what, const float *got, const float *base,
+    double (*L)(void), double *p, size_t n)
+{
+	double	 num[GK_MAX];
+	float	 diff[GK_MAX];
+	double	 w;
+
+	gk_numeric(L, p, n, num);
+	for (size_t i = 0; i < n; i++)
+		diff[i] = got[i] - base[i];
+	w = gk_worst(diff, num, n);
+	printf("  %-18s worst relative error %.2e\n", what, w);
+	assert_true(w < GK_TOL);
+}
+
+/* The shared state of the double references. */
+static double	 d_x[GK_MAX], d_w[GK_MAX], d_b[GK_MAX], d_r[GK_MAX];
+static double	 d_y[GK_MAX];
+static int32_t	 g_tok[GK_N], g_tgt[GK_N];
+
+static double
+gk_dot_r(size_t n)
+{
+	double	 s = 0;
+
+	for (size_t i = 0; i < n; i++)
+		s += d_y[i] * d_r[i];
+	return s;
+}
+
+/* --- embedding: d_w is wte [V, C], d_b is wpe [T, C] --- */
+
+static double
+ref_embed(void)
+{
+	for (int n = 0; n < GK_N; n++)
+		for (int c = 0; c < GK_C; c++)
+			d_y[n * GK_C + c] = d_w[g_tok[n] * GK_C + c] +
+			    d_b[(n % GK_T) * GK_C + c];
+	return gk_dot_r(GK_N * GK_C);
+}
+
+static void
+t_embed(void **state)
+{
+	float	 wte[GK_V * GK_C], wpe[GK_T * GK_C], out[GK_N * GK_C];
+	float	 r[GK_N * GK_C], dwte[GK_V * GK_C], dwpe[GK_T * GK_C];
+	float	 bwte[GK_V * GK_C], bwpe[GK_T * GK_C];
+
+	(void)state;
+	for (int n = 0; n < GK_N; n++)
+		g_tok[n] = (int32_t)((n * 7 + 3) % GK_V);
+	gk_fill(wte, d_w, GK_V * GK_C, 1);
+	gk_fill(wpe, d_b, GK_T * GK_C, 1);
+	gk_fill(r, d_r, GK_N * GK_C, 1);
+	gk_fill(bwte, d_x, GK_V * GK_C, 1);
+	gk_fill(bwpe, d_x, GK_T * GK_C, 1);
+	memcpy(dwte, bwte, sizeof dwte);
+	memcpy(dwpe, bwpe, sizeof dwpe);
+	embed_forward(out, g_tok, wte, wpe, GK_B, GK_T, GK_C);
+	ref_embed();
+	assert_true(gk_worst(out, d_y, GK_N * GK_C) < 1e-6);
+	embed_backward(dwte, dwpe, r, g_tok, GK_B, GK_T, GK_C);
+	gk_check_grad("embed dwte", dwte, bwte, ref_embed, d_w, GK_V * GK_C);
+	gk_check_grad("embed dwpe", dwpe, bwpe, ref_embed, d_b, GK_T * GK_C);
+}
+
+/* --- LayerNorm over C: d_x [N, C], d_w and d_b [C] --- */
+
+static double
+ref_layernorm(void)
+{
+	for (int n = 0; n < GK_N; n++) {
+		const double *x = d_x + n * GK_C;
+		double	 m = 0, v = 0;
+
+		for (int c = 0; c < GK_C; c++)
+			m += x[c];
+		m /= GK_C;
+		for (int c = 0; c < GK_C; c++)
+			v += (x[c] - m) * (x[c] - m);
+		v /= GK_C;
+		for (int c = 0; c < GK_C; c++)
+			d_y[n * GK_C + c] = (x[c] - m) / sqrt(v + 1e-5) *
+			    d_w[c] + d_b[c];
+	}
+	return gk_dot_r(GK_N * GK_C);
+}
+
+static void
+t_layernorm(void **state)
+{
+	float	 x[GK_N * GK_C], w[GK_C], b[GK_C], out[GK_N * GK_C];
+	float	 r[GK_N * GK_C], mean[GK_N], rstd[GK_N];
+	float	 dx[GK_N * GK_C], dw[GK_C], db[GK_C];
+	float	 bx[GK_N * GK_C], bw[GK_C], bb[GK_C];
+	double	 junk[GK_MAX];
+
+	(void)state;
+	gk_fill(x, d_x, GK_N * GK_C, 2);
+	gk_fill(w, d_w, GK_C, 1);
+	gk_fill(b, d_b, GK_C, 1);
+	gk_fill(r, d_r, GK_N * GK_C, 1);
+	gk_fill(bx, junk, GK_N * GK_C, 1);
+	gk_fill(bw, junk, GK_C, 1);
+	gk_fill(bb, junk, GK_C, 1);
+	memcpy(dx, bx, sizeof dx);
+	memcpy(dw, bw, sizeof dw);
+	memcpy(db, bb, sizeof db);
+	layernorm_forward(out, mean, rstd, x, w, b, GK_N, GK_C);
+	ref_layernorm();
+	assert_true(gk_worst(out, d_y, GK_N * GK_C) < 1e-4);
+	layernorm_backward(dx, dw, db, r, x, w, mean, rstd, GK_N, GK_C);
+	gk_check_grad("layernorm dx", dx, bx, ref_layernorm, d_x, GK_N * GK_C);
+	gk_check_grad("layernorm dw", dw, bw, ref_layernorm, d_w, GK_C);
+	gk_check_grad("layernorm db", db, bb, ref_layernorm, d_b, GK_C);
+}
+
+/* --- projection y = x W + b: d_x [N, C], d_w [C, OC], d_b [OC] --- */
+
+#define GK_OC	12
+
+static double
+ref_matmul(void)
+{
+	for (int n = 0; n < GK_N; n++)
+		for (int o = 0; o < GK_OC; o++) {
+			double s = d_b[o];
+
+			for (int c = 0; c < GK_C; c++)
+				s += d_x[n * GK_C + c] * d_w[c * GK_OC + o];
+			d_y[n * GK_OC + o] = s;
+		}
+	return gk_dot_r(GK_N * GK_OC);
+}
+
+static void
+t_matmul(void **state)
+{
+	float	 x[GK_N * GK_C], w[GK_C * GK_OC], b[GK_OC], y[GK_N * GK_OC];
+	float	 r[GK_N * GK_OC], dx[GK_N * GK_C], dw[GK_C * GK_OC], db[GK_OC];
+	float	 bx[GK_N * GK_C], bw[GK_C * GK_OC], bb[GK_OC];
+	double	 junk[GK_MAX];
+
+	(void)state;
+	gk_fill(x, d_x, GK_N * GK_C, 1);
+	gk_fill(w, d_w, GK_C * GK_OC, 1);
+	gk_fill(b, d_b, GK_OC, 1);
+	gk_fill(r, d_r, GK_N * GK_OC, 1);
+	gk_fill(bx, junk, GK_N * GK_C, 1);
+	gk_fill(bw, junk, GK_C * GK_OC, 1);
+	gk_fill(bb, junk, GK_OC, 1);
+	memcpy(dx, bx, sizeof dx);
+	memcpy(dw, bw, sizeof dw);
+	memcpy(db, bb, sizeof db);
+	matmul_forward(y, x, w, b, GK_N, GK_C, GK_OC);
+	ref_matmul();
+	assert_true(gk_worst(y, d_y, GK_N * GK_OC) < 1e-5);
+	matmul_backward(dx, dw, db, r, x, w, GK_N, GK_C, GK_OC);
+	gk_check_grad("matmul dx", dx, bx, ref_matmul, d_x, GK_N * GK_C);
+	gk_check_grad("matmul dw", dw, bw, ref_matmul, d_w, GK_C * GK_OC);
+	gk_check_grad("matmul db", db, bb, ref_matmul, d_b, GK_OC);
+	/* Without a bias the output is x W alone. */
+	matmul_forward(y, x, w, NULL, GK_N, GK_C, GK_OC);
+	memset(d_b, 0, GK_OC * sizeof *d_b);
+	ref_matmul();
+	assert_true(gk_worst(y, d_y, GK_N * GK_OC) < 1e-5);
+}
+
+/* --- tied head: logits = x wte^T: d_x [N, C], d_w [V, C] --- */
+
+static double
+ref_head(void)
+{
+	for (int n = 0; n < GK_N; n++)
+		for (int v = 0; v < GK_V; v++) {
+			double s = 0;
+
+			for (int c = 0; c < GK_C; c++)
+				s += d_x[n * GK_C + c] * d_w[v * GK_C + c];
+			d_y[n * GK_V + v] = s;
+		}
+	return gk_dot_r(GK_N * GK_V);
+}
+
+static void
+t_head(void **state)
+{
+	float	 x[GK_N * GK_C], wte[GK_V * GK_C], y[GK_N * GK_V];
+	float	 r[GK_N * GK_V], dx[GK_N * GK_C], dw[GK_V * GK_C];
+	float	 bx[GK_N * GK_C], bw[GK_V * GK_C];
+	double	 junk[GK_MAX];
+
+	(void)state;
+	gk_fill(x, d_x, GK_N * GK_C, 1);
+	gk_fill(wte, d_w, GK_V * GK_C, 1);
+	gk_fill(r, d_r, GK_N * GK_V, 1);
+	gk_fill(bx, junk, GK_N * GK_C, 1);
+	gk_fill(bw, junk, GK_V * GK_C, 1);
+	memcpy(dx, bx, sizeof dx);
+	memcpy(dw, bw, sizeof dw);
+	head_forward(y, x, wte, GK_N, GK_C, GK_V);
+	ref_head();
+	assert_true(gk_worst(y, d_y, GK_N * GK_V) < 1e-5);
+	head_backward(dx, dw, r, x, wte, GK_N, GK_C, GK_V);
+	gk_check_grad("head dx", dx, bx, ref_head, d_x, GK_N * GK_C);
+	gk_check_grad("head dwte", dw, bw, ref_head, d_w, GK_V * GK_C);
+}
+
+/* --- causal attention: d_x is qkv [B, T, 3C] --- */
+
+static double
+ref_attention(void)
+{
+	int	 d = GK_C / GK_H, ld = 3 * GK_C;
+
+	for (int b = 0; b < GK_B; b++)
+		for (int h = 0; h < GK_H; h++)
+			for (int i = 0; i < GK_T; i++) {
+				const double *q = d_x + (b * GK_T + i) * ld + h * d;
+				double	 s[GK_T], max = -1e300, sum = 0;
+
+				for (int j = 0; j <= i; j++) {
+					const double *k = d_x +
+					    (b * GK_T + j) * ld + GK_C + h * d;
+
+					s[j] = 0;
+					for (int c = 0; c < d; c++)
+						s[j] += q[c] * k[c];
+					s[j] /= sqrt((double)d);
+					max = fmax(max, s[j]);
+				}
+				for (int j = 0; j <= i; j++)
+					sum += (s[j] = exp(s[j] - max));
+				for (int c = 0; c < d; c++) {
+					double o = 0;
+
+					for (int j = 0; j <= i; j++)
+						o += s[j] / sum * d_x[(b * GK_T + j) *
+						    ld + 2 * GK_C + h * d + c];
+					d_y[(b * GK_T + i) * GK_C + h * d + c] = o;
+				}
+			}
+	return gk_dot_r(GK_N * GK_C);
+}
+
+static void
+t_attention(void **state)
+{
+	float	 qkv[GK_N * 3 * GK_C], out[GK_N * GK_C], r[GK_N * GK_C];
+	float	 att[GK_B * GK_H * GK_T * GK_T], dqkv[GK_N * 3 * GK_C];
+	float	 base[GK_N * 3 * GK_C], ws[GK_T * GK_T];
+	double	 junk[GK_MAX];
+
+	(void)state;
+	assert_true(attention_workspace(GK_T) <= GK_T * GK_T);
+	gk_fill(qkv, d_x, GK_N * 3 * GK_C, 2);
+	gk_fill(r, d_r, GK_N * GK_C, 1);
+	gk_fill(base, junk, GK_N * 3 * GK_C, 1);
+	memcpy(dqkv, base, sizeof dqkv);
+	attention_forward(out, att, qkv, GK_B, GK_T, GK_C, GK_H);
+	ref_attention();
+	assert_true(gk_worst(out, d_y, GK_N * GK_C) < 1e-4);
+	/* Causal: nothing above the diagonal, and each row sums to 1. */
+	for (int bh = 0; bh < GK_B * GK_H; bh++)
+		for (int i = 0; i < GK_T; i++) {
+			double s = 0;
+
+			for (int j = 0; j < GK_T; j++) {
+				float p = att[(bh * GK_T + i) * GK_T + j];
+
+				if (j > i)
+					assert_true(p == 0);
+				s += p;
+			}
+			assert_true(fabs(s - 1) < 1e-5);
+		}
+	attention_backward(dqkv, r, qkv, att, ws, GK_B, GK_T, GK_C, GK_H);
+	gk_check_grad("attention dqkv", dqkv, base, ref_attention, d_x,
+	    GK_N * 3 * GK_C);
+}
+
+/* --- GELU, tanh form: d_x [N * C] --- */
+
+static double
+ref_gelu(void)
+{
+	for (int i = 0; i < GK_N * GK_C; i++) {
+		double v = d_x[i];
+
+		d_y[i] = 0.5 * v * (1 + tanh(sqrt(2 / M_PI) *
+		    (v + 0.044715 * v * v * v)));
+	}
+	return gk_dot_r(GK_N * GK_C);
+}
+
+static void
+t_gelu(void **state)
+{
+	float	 x[GK_N * GK_C], y[GK_N * GK_C], r[GK_N * GK_C];
+	float	 dx[GK_N * GK_C], base[GK_N * GK_C];
+	double	 junk[GK_MAX];
+
+	(void)state;
+	gk_fill(x, d_x, GK_N * GK_C, 3);
+	gk_fill(r, d_r, GK_N * GK_C, 1);
+	gk_fill(base, junk, GK_N * GK_C, 1);
+	memcpy(dx, base, sizeof dx);
+	gelu_forward(y, x, GK_N * GK_C);
+	ref_gelu();
+	assert_true(gk_worst(y, d_y, GK_N * GK_C) < 1e-5);
+	gelu_backward(dx, x, r, GK_N * GK_C);
+	gk_check_grad("gelu dx", dx, base, ref_gelu, d_x, GK_N * GK_C);
+}
+
+/* --- residual: a = d_x, b = d_w --- */
+
+static double
+ref_residual(void)
+{
+	for (int i = 0; i < GK_N * GK_C; i++)
+		d_y[i] = d_x[i] + d_w[i];
+	return gk_dot_r(GK_N * GK_C);
+}
+
+static void
+t_residual(void **state)
+{
+	float	 a[GK_N * GK_C], b[GK_N * GK_C], y[GK_N * GK_C], r[GK_N * GK_C];
+	float	 da[GK_N * GK_C], db[GK_N * GK_C], ba[GK_N * GK_C];
+	float	 bb[GK_N * GK_C];
+	double	 junk[GK_MAX];
+
+	(void)state;
+	gk_fill(a, d_x, GK_N * GK_C, 1);
+	gk_fill(b, d_w, GK_N * GK_C, 1);
+	gk_fill(r, d_r, GK_N * GK_C, 1);
+	gk_fill(ba, junk, GK_N * GK_C, 1);
+	gk_fill(bb, junk, GK_N * GK_C, 1);
+	memcpy(da, ba, sizeof da);
+	memcpy(db, bb, sizeof db);
+	residual_forward(y, a, b, GK_N * GK_C);
+	ref_residual();
+	assert_true(gk_worst(y, d_y, GK_N * GK_C) < 1e-6);
+	residual_backward(da, db, r, GK_N * GK_C);
+	gk_check_grad("residual da", da, ba, ref_residual, d_x, GK_N * GK_C);
+	gk_check_grad("residual db", db, bb, ref_residual, d_w, GK_N * GK_C);
+}
+
+/* --- vocabulary cross-entropy: d_x is logits [N, V] --- */
+
+static double
+ref_xent(void)
+{
+	double	 loss = 0;
+
+	for (int n = 0; n < GK_N; n++) {
+		const double *l = d_x + n * GK_V;
+		double	 max = l[0], sum = 0;
+
+		if (g_tgt[n] < 0)
+			continue;
+		for (int v = 1; v < GK_V; v++)
+			max = fmax(max, l[v]);
+		for (int v = 0; v < GK_V; v++)
+			sum += exp(l[v] - max);
+		loss += log(sum) - (l[g_tgt[n]] - max);
+	}
+	return loss;
+}
+
+static void
+t_xent(void **state)
+{
+	float	 logits[GK_N * GK_V], keep[GK_N * GK_V], zero[GK_N * GK_V];
+	double	 loss, ref;
+
+	(void)state;
+	for (int n = 0; n < GK_N; n++)
+		g_tgt[n] = n == 3 ? -1 : (int32_t)((n * 5 + 1) % GK_V);
+	gk_fill(logits, d_x, GK_N * GK_V, 4);
+	memcpy(keep, logits, sizeof keep);
+	memset(zero, 0, sizeof zero);
+	ref = ref_xent();
+	/* scale 0: the loss only, the logits untouched. */
+	loss = vocab_xent(logits, g_tgt, GK_N, GK_V, 0);
+	assert_true(fabs(loss - ref) / ref < 1e-6);
+	assert_memory_equal(logits, keep, sizeof keep);
+	loss = vocab_xent(logits, g_tgt, GK_N, GK_V, 1.0f);
+	printf("  xent loss %.9f, reference %.9f\n", loss, ref);
+	assert_true(fabs(loss - ref) / ref < 1e-6);
+	gk_check_grad("xent dlogits", logits, zero, ref_xent, d_x, GK_N * GK_V);
+	/* A row left out has no gradient at all. */
+	for (int v = 0; v < GK_V; v++)
+		assert_true(logits[3 * GK_V + v] == 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(t_embed),
+		cmocka_unit_test(t_layernorm),
+		cmocka_unit_test(t_matmul),
+		cmocka_unit_test(t_head),
+		cmocka_unit_test(t_attention),
+		cmocka_unit_test(t_gelu),
+		cmocka_unit_test(t_residual),
+		cmocka_unit_test(t_xent),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
