@@ -590,6 +590,10 @@ program_exit(struct agent *a, struct agent_worker *w, int status, json_t *msg)
 	const char	*state;
 	json_t		*s;
 
+	/* What it wrote before it died (its last metrics, a checkpoint
+	 * declared) is read before its exit is reported. */
+	if (w->fd >= 0)
+		program_input(a, w);
 	if (p->pending != NULL) {
 		program_send(a, w, p->pending);
 		p->pending = NULL;

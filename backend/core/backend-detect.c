@@ -154,5 +154,7 @@ detect_tick(struct backend *b, double now)
 	for (int i = 0; i < b->njobs; i++) {
 		if (!b->jobs[i].done)
 			detect_job(b, &b->jobs[i], now);
+		if (!b->jobs[i].done)
+			backend_program_tick(b, &b->jobs[i], now);
 	}
 }

@@ -281,3 +281,38 @@ backend_program_give_up(struct backend *b, struct job_state *j)
 	j->prog->giving_up = true;
 	backend_send_cmd(b, j, JOB_CMD_STOP);
 }
+
+/* Once a rank has ended well, its peers have the heartbeat timeout and
+ * the stop grace to end too; a peer still running then (held in a
+ * collective the finished rank left) is asked to stop, and the job ends
+ * as its rank 0 said, not as a failure. */
+void
+backend_program_tick(struct backend *b, struct job_state *j, double now)
+{
+	struct program_state *ps = j->prog;
+	int	 ended = -1, running = -1;
+
+	if (ps == NULL || ps->stopping || ps->giving_up || ps->tune.active ||
+	    j->restart.pending || j->done)
+		return;
+	for (int r = 0; r < j->world; r++) {
+		if (j->ranks[r].status == RANK_EXITED && ended < 0)
+			ended = r;
+		else if (j->ranks[r].status == RANK_RUNNING && running < 0)
+			running = r;
+	}
+	if (ended < 0 || running < 0) {
+		ps->ended_t = 0;
+		return;
+	}
+	if (ps->ended_t == 0)
+		ps->ended_t = now;
+	if (now - ps->ended_t < j->spec.policy.heartbeat_timeout_s +
+	    j->spec.program.stop_grace_s)
+		return;
+	ps->stopping = true;
+	backend_event(b, j->name, "stopped", running, NULL, "rank %d ended "
+	    "well %.0f s ago and rank %d still runs: asking the rest to stop",
+	    ended, now - ps->ended_t, running);
+	backend_send_cmd(b, j, JOB_CMD_STOP);
+}

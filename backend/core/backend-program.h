@@ -33,6 +33,7 @@ struct program_state {
 	bool	 giving_up;		/* the job fails; the rest are stopped */
 	bool	 stopping;		/* the operator's stop: exits are not
 					 * failures */
+	double	 ended_t;		/* a rank ended well, its peers run */
 	struct {
 		bool	 active;
 		bool	 stopping;	/* a rank failed: the rest were stopped */
@@ -56,6 +57,9 @@ void	backend_program_event(struct backend *, struct job_state *, int r,
 	    const json_t *ev);
 const char *backend_program_resume_text(const struct job_state *);
 void	backend_program_give_up(struct backend *, struct job_state *);
+/* Once a second, with the detectors. */
+void	backend_program_tick(struct backend *, struct job_state *,
+	    double now);
 
 /* backend-program-tune.c */
 void	program_tune_begin(struct backend *, struct job_state *);

@@ -148,7 +148,7 @@ class _count_allreduce:
 
 
 def train(args):
-    client = hunter.Client()
+    client = hunter.Client(every=args.metrics_every)
     env = client.env
     rank, world = env.rank, env.world_size
     torch.set_num_threads(args.threads)
@@ -290,6 +290,9 @@ def main():
     p.add_argument("--limit-train", type=int, default=0)
     p.add_argument("--limit-test", type=int, default=0)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--metrics-every", type=float, default=0.5,
+                   metavar="SECONDS", help="at most one metrics line a "
+                   "SECONDS (0: every step)")
     p.add_argument("--spawn", type=int, default=0, metavar="N",
                    help="run N ranks here with torch.multiprocessing")
     args = p.parse_args()

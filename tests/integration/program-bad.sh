@@ -4,8 +4,9 @@
 # 1 at once, one that reports and then crashes every time (the crash loop
 # ends at policy.failover.max_restarts with the reason), one that says
 # hello and never reports (the startup warning, then the heartbeat), and
-# one that floods stdout while its peer rank reports: each gives an event
-# with the reason, and the agent keeps serving the other rank.
+# one whose peer outlives its finished rank 0, and one that floods stdout
+# while its peer rank reports: each gives an event with the reason, and
+# the agent keeps serving the other rank.
 . "$SRCDIR/tests/integration/lib.sh"
 . "$SRCDIR/tests/integration/program-lib.sh"
 cd "$T"
@@ -22,7 +23,8 @@ run_job() {	# NAME: run it to its end (it fails: rc 1), 120 s at most
 }
 reasons() {	# NAME KIND: the reasons of its events of KIND
 	"$PY" -c '
-import json, sys
+import json, signal, sys
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)	# grep -q may stop reading
 for l in open(sys.argv[1]):
     if l.startswith("{"):
         o = json.loads(l)
@@ -80,6 +82,20 @@ reasons mute failover | grep -q "rank 0: no heartbeat for [0-9]* s (timeout 2 s)
 reasons mute failed | grep -q "1 re-formations already, giving up" || fail "mute did not end"
 echo "mute: $(reasons mute warning | head -n 1)"
 
+# Rank 0 ends well; rank 1 never ends (held in a collective, say): once
+# heartbeat_timeout and stop_grace have passed it is asked to stop, and
+# the job ends as rank 0 said.
+cat > linger.sh <<'EOF2'
+[ "$RANK" = 0 ] && exit 0
+exec sleep 600
+EOF2
+prog_job linger 2 '[sh, linger.sh]' 'policy: {failover: {heartbeat_timeout: 2s}}'
+run_job linger 0
+reasons linger stopped | grep -q "rank 0 ended well [0-9]* s ago and rank 1 still runs: asking the rest to stop" ||
+	{ reasons linger stopped; fail "the lingering rank was not stopped"; }
+grep -q '"t":"summary".*"state":"finished"' linger.out || fail "linger did not finish"
+echo "linger: $(reasons linger stopped | head -n 1)"
+
 # Rank 0 floods stdout for 4 s; rank 1 reports every 50 ms meanwhile.
 cat > flood.sh <<'EOF2'
 if [ "$RANK" = 0 ]; then
@@ -111,4 +127,4 @@ assert len(logs) <= 20 * 8 and len(m1) >= 10 and m1[-1]["step"] == 80
 PYEOF
 size=$(wc -c < "$(ls "$HUNTER_STATE_DIR"/nodes/*/flood.rank0.log)")
 [ "$size" -le $((65 << 20)) ] || fail "the flood's log file grew to $size bytes"
-pass "missing argv[0], exit 1, crash loop, mute, flood: each with its reason"
+pass "missing argv[0], exit 1, crash loop, mute, linger, flood: each with its reason"
