@@ -8,6 +8,8 @@
  *         kernels on random data, as samples/s, beside the same step with
  *         kernels/cpu.  The worker has no GPU train loop yet, so this is
  *         the kernels' speed, not a training run's.
+ *  gpt:   the S shape of `hunter bench gpt` on the device model
+ *         (bench-cuda-gpt.c).
  *  topk:  top-k, sampled threshold and sparse encoding of n floats at
  *         density 1%, as input GB/s (4n bytes / time), beside a
  *         device-to-device cudaMemcpy of the same 4n bytes (bytes copied
@@ -37,6 +39,7 @@
 #include "kernels/cuda/cuda-kernels.h"
 #include "backend/comm/comm.h"
 #include "bench/bench.h"
+#include "bench/bench-internal.h"
 
 #define B	128
 #define NL	3
@@ -357,6 +360,8 @@ bench_cuda(void)
 	    cuda_nccl_version(), cuda_driver_version());
 	rng_seed(&bench_rng, 42, 0);
 	bench_mlp();
+	if (bench_cuda_gpt() != 0)
+		return 1;
 	bench_topk(25u << 20);
 	bench_nccl();
 	cuda_blas_release();
@@ -365,6 +370,6 @@ bench_cuda(void)
 
 const struct bench_entry bench_cuda_entry = {
 	.name = "cuda",
-	.summary = "the mlp step, top-k and NCCL on GPU 0, beside the CPU and cudaMemcpy",
+	.summary = "the mlp and gpt S steps, top-k and NCCL on GPU 0, beside the CPU and cudaMemcpy",
 	.run = bench_cuda,
 };

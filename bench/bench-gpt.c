@@ -26,6 +26,7 @@
 #include "backend/worker/model.h"
 #include "backend/worker/optimizer.h"
 #include "bench/bench.h"
+#include "bench/bench-internal.h"
 
 struct gpt_shape {
 	const char	*name;
@@ -36,6 +37,21 @@ static const struct gpt_shape gpt_shapes[] = {
 	{ "S", 4, 4, 256, 128, 256, 8, 5 },
 	{ "M", 12, 12, 768, 128, 50257, 4, 3 },
 };
+
+void
+bench_gpt_spec(struct job_spec *job, int L, int H, int C, int T, int V)
+{
+	spec_job_defaults(job);
+	job->model.type = MODEL_GPT;
+	job->model.layers = L;
+	job->model.heads = H;
+	job->model.channels[0] = C;
+	job->model.n_channels = 1;
+	job->model.context = T;
+	job->model.vocab = V;
+	job->data.format = FORMAT_TOKENS;
+	job->train.optimizer.type = OPTIM_ADAMW;
+}
 
 /* hunter's ms a step for shape s on `threads` threads. */
 static double
@@ -50,16 +66,7 @@ gpt_hunter(const struct gpt_shape *s, int threads, double *flops)
 	double		 t0 = 0;
 
 	openblas_set_num_threads(threads);
-	spec_job_defaults(&job);
-	job.model.type = MODEL_GPT;
-	job.model.layers = s->L;
-	job.model.heads = s->H;
-	job.model.channels[0] = s->C;
-	job.model.n_channels = 1;
-	job.model.context = s->T;
-	job.model.vocab = s->V;
-	job.data.format = FORMAT_TOKENS;
-	job.train.optimizer.type = OPTIM_ADAMW;
+	bench_gpt_spec(&job, s->L, s->H, s->C, s->T, s->V);
 	*flops = spec_model_kind(MODEL_GPT)->flops_per_sample(&job) * s->B;
 	m = model_create(&job, s->T, 1, 1, s->V, s->B, 1);
 	o = optimizer_create(&job, m->n_params);

@@ -218,6 +218,19 @@ check_table(const struct fleet *f)
 	free(cells);
 }
 
+/* Where the cluster came from, when Slurm said it. */
+static void
+check_slurm(const struct cluster_spec *c)
+{
+	int	 spares = 0;
+
+	for (int i = 0; i < c->n_nodes; i++)
+		spares += c->nodes[i].spare;
+	printf("cluster: from Slurm job %s, %d node%s (%d spare%s), reached "
+	    "through srun\n", c->slurm_job, c->n_nodes, c->n_nodes == 1 ? "" :
+	    "s", spares, spares == 1 ? "" : "s");
+}
+
 /*
  * The collective mesh (Gloo's TCP) has no authentication or encryption:
  * warn of a node whose addr is public, and fail one whose addr is every
@@ -288,6 +301,7 @@ cmd_check(int argc, char **argv)
 		{ "cluster", required_argument, NULL, 'c' },
 		{ "accept-new-hostkeys", no_argument, NULL, 'A' },
 		{ "push", no_argument, NULL, 'p' },
+		{ "spares", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -297,12 +311,16 @@ cmd_check(int argc, char **argv)
 	const char		*file = NULL;
 	char			 dir[4096], err[4096], clean[4096];
 	json_t			*own;
-	int			 c, lock, rc = 0;
+	int			 c, lock, rc = 0, spares = -1;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "c:Aph", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': file = optarg; break;
+		case 'P':
+			if ((spares = spec_parse_spares(optarg, stderr)) < 0)
+				return 2;
+			break;
 		case 'A': fleet_accept_new_hostkeys = true; break;
 		case 'p': fleet_push = true; break;
 		case 'h':
@@ -314,8 +332,8 @@ cmd_check(int argc, char **argv)
 	}
 	if (optind != argc)
 		return cmd_usage(&cmd_check_entry);
-	if (spec_open_cluster(file, &cluster, stderr) != 0)
-		return 1;
+	if ((rc = spec_open_cluster(file, spares, &cluster, stderr)) != 0)
+		return rc == SPEC_CLUSTER_USAGE ? 2 : 1;
 	if ((lock = check_lock(dir, sizeof dir)) < 0) {
 		spec_cluster_free(&cluster);
 		return 1;
@@ -325,6 +343,8 @@ cmd_check(int argc, char **argv)
 	ctx.errs = xcalloc((size_t)f.n, sizeof *ctx.errs);
 	fleet_connect(&f, check_report, &ctx);
 	check_collect(&ctx, clock_mono() + CHECK_HELLO_TIMEOUT_S);
+	if (cluster.slurm_job[0] != '\0')
+		check_slurm(&cluster);
 	check_table(&f);
 	for (int i = 0; i < f.n; i++) {
 		if (ctx.errs[i] != NULL || !f.nodes[i].up) {
@@ -358,7 +378,8 @@ cmd_check(int argc, char **argv)
 
 const struct cmd_entry cmd_check_entry = {
 	.name = "check",
-	.usage = "[--cluster FILE] [--accept-new-hostkeys] [--push]",
+	.usage = "[--cluster FILE|slurm] [--spares N] [--accept-new-hostkeys] "
+	    "[--push]",
 	.summary = "preflight: reach every node, compare the versions its agent reports",
 	.exec = cmd_check,
 };

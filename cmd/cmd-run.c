@@ -4,7 +4,9 @@
  * and prints progress: one line per epoch and a summary, or with --json
  * the JSON lines of docs/architecture.md, "Frames".  Ctrl-C asks every rank to
  * checkpoint at the same step and stop; a second Ctrl-C detaches and
- * leaves the job running.  --attach follows a job that is already
+ * leaves the job running.  SIGTERM and SIGUSR1 (Slurm's preemption and
+ * time limit) checkpoint and stop it the same way and exit 0
+ * (backend_preempt).  --attach follows a job that is already
  * running, after the process that started it has gone.
  */
 #include <getopt.h>
@@ -28,13 +30,31 @@ struct run_ctx {
 	int	 json;
 };
 
-static volatile sig_atomic_t run_interrupts;
+static volatile sig_atomic_t run_interrupts, run_preempt;
 
 static void
 run_on_signal(int sig)
 {
-	(void)sig;
-	run_interrupts++;
+	if (sig == SIGINT)
+		run_interrupts++;
+	else
+		run_preempt = sig;
+}
+
+/* SIGTERM or SIGUSR1: the allocation is ending; every job checkpoints
+ * and stops at one step, and hunter run exits 0 once they have. */
+static void
+run_preempted(struct backend *b, int sig)
+{
+	const char	*job = getenv("SLURM_JOB_ID");
+	char		 why[128];
+
+	snprintf(why, sizeof why, "%s%s%s%s", sig == SIGUSR1 ? "SIGUSR1" :
+	    "SIGTERM", job ? " (Slurm job " : "", job ? job : "", job ? ")" :
+	    "");
+	fprintf(stderr, "hunter run: %s: every running job checkpoints at one "
+	    "step and stops, a queued one ends; then exiting\n", why);
+	backend_preempt(b, why);
 }
 
 /* One JSON line, with what a terminal would act on (C1 controls and bidi
@@ -253,6 +273,7 @@ cmd_run(int argc, char **argv)
 		{ "stop-after-epochs", required_argument, NULL, 'e' },
 		{ "trace-steps", required_argument, NULL, 's' },
 		{ "inject", required_argument, NULL, 'i' },
+		{ "spares", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -267,7 +288,8 @@ cmd_run(int argc, char **argv)
 	struct sigaction	 sa = { .sa_handler = run_on_signal };
 	const char		*cluster_file = NULL, *name = NULL;
 	char			 err[2048], own[SPEC_NAME_MAX];
-	int			 c, attach = 0, asked = 0, rc;
+	int			 c, attach = 0, asked = 0, rc, spares = -1;
+	int			 preempted = 0;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "jrac:Te:s:i:h", opts, NULL)) != -1) {
@@ -292,6 +314,10 @@ cmd_run(int argc, char **argv)
 			if (run_inject(optarg, &so) != 0)
 				return 2;
 			break;
+		case 'P':
+			if ((spares = spec_parse_spares(optarg, stderr)) < 0)
+				return 2;
+			break;
 		case 'h':
 			printf("usage: hunter run %s\n", cmd_run_entry.usage);
 			return 0;
@@ -313,8 +339,12 @@ cmd_run(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (spec_open_cluster(cluster_file, &cluster, stderr) != 0)
-		return 1;
+	/* Slurm's notice may come while the agents start: it is acted on
+	 * once the job runs. */
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
+	if ((rc = spec_open_cluster(cluster_file, spares, &cluster, stderr)) != 0)
+		return rc == SPEC_CLUSTER_USAGE ? 2 : 1;
 	if ((b = backend_open(&bo, err, sizeof err)) == NULL) {
 		fprintf(stderr, "hunter run: %s\n", err);
 		spec_cluster_free(&cluster);
@@ -332,7 +362,6 @@ cmd_run(int argc, char **argv)
 	/* Its own job, by name: jobs submitted on console.sock come later. */
 	snprintf(own, sizeof own, "%s", j->name);
 	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	rc = 0;
 	while (!j->done) {
@@ -342,7 +371,12 @@ cmd_run(int argc, char **argv)
 			rc = 3;
 			break;
 		}
-		if (run_interrupts == 1 && !asked) {
+		if (run_preempt != 0 && !preempted) {
+			/* A job still queued never ran: it ends as stopped
+			 * (130); one that ran has checkpointed (0). */
+			preempted = j->queued ? 2 : 1;
+			run_preempted(b, run_preempt);
+		} else if (run_interrupts == 1 && !asked) {
 			/* With no rank running it ends at once (the summary). */
 			backend_stop_job(b, j->name);
 			if (!j->done)
@@ -360,7 +394,8 @@ cmd_run(int argc, char **argv)
 	}
 	if (j->done) {
 		run_summary(&ctx, j);
-		rc = strcmp(j->state, "failed") == 0 ? 1 : run_interrupts ? 130 : 0;
+		rc = strcmp(j->state, "failed") == 0 ? 1 : preempted == 1 ? 0 :
+		    run_interrupts || preempted ? 130 : 0;
 	}
 	backend_close(b);
 	spec_cluster_free(&cluster);
@@ -369,7 +404,7 @@ cmd_run(int argc, char **argv)
 
 const struct cmd_entry cmd_run_entry = {
 	.name = "run",
-	.usage = "[--json] [--cluster FILE] [--resume] [--takeover] "
+	.usage = "[--json] [--cluster FILE|slurm] [--spares N] [--resume] [--takeover] "
 	    "[--stop-after-epochs N] [--trace-steps N] [--inject KIND=VALUE[@RANK]] "
 	    "JOB.yaml\n       hunter run --attach [--json] [JOB-NAME]",
 	.summary = "run a job on the cluster without the console; progress lines or JSON lines on stdout",

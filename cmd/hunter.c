@@ -63,13 +63,14 @@ print_version(void)
 static void
 print_help(FILE *f)
 {
-	fprintf(f, "usage: hunter [--cluster FILE] [--theme NAME] [--takeover] "
-	    "[JOB.yaml...]\n       hunter COMMAND [ARGS]\n\n"
+	fprintf(f, "usage: hunter [--cluster FILE|slurm] [--spares N] [--theme "
+	    "NAME] [--takeover] [JOB.yaml...]\n       hunter COMMAND [ARGS]\n\n"
 	    "hunter trains data-parallel models on a cluster and lets an\n"
 	    "operator watch and steer them.\n\n"
 	    "  hunter [JOB.yaml...]\n"
 	    "           the console: submits each job file on the embedded\n"
-	    "           4-node local cluster (or --cluster FILE); with no job it\n"
+	    "           4-node local cluster (or --cluster FILE; inside a\n"
+	    "           Slurm allocation, the allocation); with no job it\n"
 	    "           re-attaches to the running one.  q detaches and leaves\n"
 	    "           the jobs running; ? lists the keys.  --theme NAME picks\n"
 	    "           a theme (themes/*.yaml; or theme: NAME in\n"

@@ -23,6 +23,7 @@ static const struct option console_opts[] = {
 	{ "cluster", required_argument, NULL, 'c' },
 	{ "theme", required_argument, NULL, 't' },
 	{ "takeover", no_argument, NULL, 'T' },
+	{ "spares", required_argument, NULL, 'P' },
 	{ "simulate", required_argument, NULL, 'S' },	/* hidden: the bench's */
 	{ NULL, 0, NULL, 0 }
 };
@@ -171,9 +172,10 @@ console_jobs(struct console *c, char **files, int n)
 }
 
 static struct backend *
-console_backend(struct console *c, const char *cluster_file, bool takeover,
-    int simulate, struct cluster_spec *cl)
+console_backend(struct console *c, const char *cluster_file, int spares,
+    bool takeover, int simulate, struct cluster_spec *cl, int *rc)
 {
+	static char	 slurm_name[64];
 	struct backend_opts bo = { .cluster = cl, .takeover = takeover,
 	    .obs = { .ctx = &c->feed, .on_frame = feed_on_frame } };
 	struct backend	*b;
@@ -185,9 +187,16 @@ console_backend(struct console *c, const char *cluster_file, bool takeover,
 		return backend_open_sim(simulate, simulate >= 256 ?
 		    simulate / 128 : 2, 1);
 	}
-	if (spec_open_cluster(cluster_file, cl, stderr) != 0)
+	if ((*rc = spec_open_cluster(cluster_file, spares, cl, stderr)) != 0) {
+		*rc = *rc == SPEC_CLUSTER_USAGE ? 2 : 1;
 		return NULL;
+	}
 	c->cluster_name = cl->name;
+	if (cl->slurm_job[0] != '\0') {
+		snprintf(slurm_name, sizeof slurm_name, "from Slurm job %s",
+		    cl->slurm_job);
+		c->cluster_name = slurm_name;
+	}
 	if ((b = backend_open(&bo, err, sizeof err)) == NULL)
 		fprintf(stderr, "hunter: %s\n", err);
 	return b;
@@ -200,7 +209,7 @@ console_main(int argc, char **argv)
 	struct console	*c;
 	const char	*cluster_file = NULL, *theme = NULL;
 	bool		 takeover = false;
-	int		 opt, simulate = 0, running = 0, rc;
+	int		 opt, simulate = 0, running = 0, rc = 1, spares = -1;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "", console_opts, NULL)) != -1) {
@@ -213,9 +222,14 @@ console_main(int argc, char **argv)
 			if (simulate > SPEC_MAX_NODES)
 				simulate = SPEC_MAX_NODES;
 			break;
+		case 'P':
+			if ((spares = spec_parse_spares(optarg, stderr)) < 0)
+				return 2;
+			break;
 		default:
-			fprintf(stderr, "usage: hunter [--cluster FILE] [--theme "
-			    "NAME] [--takeover] [JOB.yaml...]\n");
+			fprintf(stderr, "usage: hunter [--cluster FILE|slurm] "
+			    "[--spares N] [--theme NAME] [--takeover] "
+			    "[JOB.yaml...]\n");
 			return 2;
 		}
 	}
@@ -233,11 +247,11 @@ console_main(int argc, char **argv)
 		c->sort_col[i] = -1;
 	c->log_rank = -1;
 	console_pick_theme(c, theme);
-	if ((c->b = console_backend(c, cluster_file, takeover, simulate,
-	    &cl)) == NULL) {
+	if ((c->b = console_backend(c, cluster_file, spares, takeover,
+	    simulate, &cl, &rc)) == NULL) {
 		feed_free(&c->feed);
 		free(c);
-		return 1;
+		return rc;
 	}
 	if (simulate > 0)
 		backend_sim_start(c->b, &(struct backend_observer){ &c->feed,

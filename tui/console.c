@@ -32,12 +32,45 @@ const struct screen *const screen_table[SCR_COUNT] = {
 	[SCR_HELP] = &screen_help,
 };
 
-static volatile sig_atomic_t console_signalled;
+static volatile sig_atomic_t console_signalled, console_preempt;
 
+/* SIGTERM and SIGUSR1 are Slurm's notice (preemption, a time limit): the
+ * jobs checkpoint and stop, and the console exits once they have.
+ * SIGHUP and SIGINT leave at once, the jobs running. */
 static void
 console_on_signal(int sig)
 {
-	console_signalled = sig;
+	if (sig == SIGTERM || sig == SIGUSR1)
+		console_preempt = sig;
+	else
+		console_signalled = sig;
+}
+
+/* Start the preemption once; true while jobs are still stopping. */
+static bool
+console_preempting(struct console *c, bool *asked)
+{
+	const char	*job = getenv("SLURM_JOB_ID");
+	char		 why[128];
+	int		 left;
+
+	if (console_preempt == 0)
+		return false;
+	if (backend_trylock(c->b) != 0)
+		return true;
+	if (!*asked) {
+		snprintf(why, sizeof why, "%s%s%s%s", console_preempt == SIGUSR1 ?
+		    "SIGUSR1" : "SIGTERM", job ? " (Slurm job " : "", job ? job :
+		    "", job ? ")" : "");
+		left = backend_preempt(c->b, why);
+		console_say(c, EL_EVENT_WARN, "%s: %d job%s checkpoint%s and "
+		    "stop%s; the console exits then", why, left, left == 1 ? "" :
+		    "s", left == 1 ? "s" : "", left == 1 ? "s" : "");
+		*asked = true;
+	} else
+		left = backend_preempt(c->b, "");
+	backend_unlock(c->b);
+	return left > 0;
 }
 
 uint64_t
@@ -300,7 +333,7 @@ console_run(struct console *c)
 {
 	struct sigaction sa = { .sa_handler = console_on_signal };
 	double		 next = 0;
-	bool		 small = false;
+	bool		 small = false, asked = false;
 	int		 pending = ERR, ch, r;
 
 	if (!console_init_curses(c)) {
@@ -311,9 +344,12 @@ console_run(struct console *c)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	c->force = true;
 	while (!c->quit && !console_signalled) {
+		if (!console_preempting(c, &asked) && asked)
+			break;
 		ch = getch();
 		if (ch == KEY_RESIZE) {
 			console_reset_panels(c);

@@ -117,6 +117,15 @@ agent_main(int argc, char **argv)
 	}
 	if (agent_signals_init() != 0)
 		return 1;
+	/* In a Slurm step (the srun launcher's, stdio.c) Slurm's SIGTERM and
+	 * SIGUSR1 (preemption, a time limit, scancel --signal) reach every
+	 * process of the job.  The backend answers them by checkpointing its
+	 * jobs through this agent, which must outlive them; SIGINT, or the
+	 * end of the step, stops it.  Workers inherit SIGUSR1 ignored. */
+	if (getenv("SLURM_STEP_ID") != NULL) {
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGUSR1, SIG_IGN);
+	}
 
 	a.sampler = sampler_create("");
 	sample_ring_init(&a.ring, AGENT_RING_SECONDS);

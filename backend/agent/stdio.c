@@ -12,6 +12,14 @@
  * argument, so the login shell expands nothing.  Nothing but relayed
  * bytes may go to stdout; messages go to stderr, which the launcher
  * shows when the channel ends.
+ *
+ * Inside a Slurm step (SLURM_STEP_ID set: the srun launcher) the agent it
+ * starts stays in the step, in the foreground, as Slurm wants of what
+ * runs in an allocation: the step's end ends it, and its end (SIGINT,
+ * also when this relay dies) ends the step.  Slurm's SIGTERM and SIGUSR1
+ * go to every process of the job; the backend answers them by
+ * checkpointing its jobs over this link, so the relay ignores them, and
+ * the agent and its workers inherit SIGUSR1 ignored.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,12 +30,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "lib/net.h"
+#include "lib/statedir.h"
 #include "backend/agent/agent.h"
 
 /* How long a starting daemon may take to listen. */
@@ -85,8 +95,61 @@ stdio_start_daemon(const char *node, const char *dir, int idle_exit_s)
 		;
 }
 
+/* Start the agent inside this Slurm step: a child in the foreground,
+ * logging to DIR/agent.log, that gets SIGINT when this relay ends. */
+static pid_t
+stdio_start_in_step(const char *node, const char *dir, int idle_exit_s)
+{
+	char	 exe[PATH_MAX], idle[16], log[PATH_MAX + 16];
+	ssize_t	 n;
+	pid_t	 pid, parent = getpid();
+	int	 fd, logfd;
+
+	if ((n = readlink("/proc/self/exe", exe, sizeof exe - 1)) <= 0 ||
+	    mkdir_p(dir, 0700) != 0)
+		return -1;
+	exe[n] = '\0';
+	snprintf(idle, sizeof idle, "%d", idle_exit_s);
+	snprintf(log, sizeof log, "%s/agent.log", dir);
+	if ((logfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+	    0600)) < 0)
+		return -1;
+	if ((pid = fork()) == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGINT);
+		if (getppid() != parent)
+			_exit(1);	/* the relay is gone already */
+		if ((fd = open("/dev/null", O_RDONLY)) >= 0)
+			dup2(fd, 0);
+		dup2(logfd, 1);
+		dup2(logfd, 2);
+		execl(exe, exe, "agent", "--foreground", "--node", node, "--dir",
+		    dir, "--idle-exit", idle, (char *)NULL);
+		_exit(127);
+	}
+	close(logfd);
+	return pid;
+}
+
+/* Stop the agent this relay started in its step, and wait for it: it
+ * stops its workers first (5 s at most, agent.c). */
+static void
+stdio_stop_in_step(pid_t pid)
+{
+	struct timespec	 ts = { 0, 50 * 1000000L };
+
+	kill(pid, SIGINT);
+	for (int waited = 0; waited < 10000; waited += 50) {
+		if (waitpid(pid, NULL, WNOHANG) != 0)
+			return;
+		nanosleep(&ts, NULL);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
 static int
-stdio_attach(const char *node, const char *dir, int idle_exit_s)
+stdio_attach(const char *node, const char *dir, int idle_exit_s,
+    pid_t *in_step)
 {
 	struct timespec	 ts = { 0, 10 * 1000000L };
 	char		 path[PATH_MAX + 16], err[512];
@@ -95,7 +158,10 @@ stdio_attach(const char *node, const char *dir, int idle_exit_s)
 	snprintf(path, sizeof path, "%s/agent.sock", dir);
 	if ((fd = net_connect_unix(path, err, sizeof err)) >= 0)
 		return fd;
-	stdio_start_daemon(node, dir, idle_exit_s);
+	if (getenv("SLURM_STEP_ID") != NULL)
+		*in_step = stdio_start_in_step(node, dir, idle_exit_s);
+	else
+		stdio_start_daemon(node, dir, idle_exit_s);
 	for (int waited = 0; waited < STDIO_START_TIMEOUT_MS; waited += 10) {
 		if ((fd = net_connect_unix(path, err, sizeof err)) >= 0)
 			return fd;
@@ -136,6 +202,7 @@ agent_stdio_main(const char *node, const char *dir_arg, int idle_exit_s)
 	struct pollfd	 pfd[2];
 	char		 dir[PATH_MAX];
 	int		 sock, rc = 1;
+	pid_t		 in_step = -1;
 
 	signal(SIGPIPE, SIG_IGN);
 	if (stdio_expand(dir_arg, dir, sizeof dir) != 0) {
@@ -143,8 +210,15 @@ agent_stdio_main(const char *node, const char *dir_arg, int idle_exit_s)
 		    dir_arg);
 		return 1;
 	}
-	if ((sock = stdio_attach(node, dir, idle_exit_s)) < 0)
+	if (getenv("SLURM_STEP_ID") != NULL) {
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGUSR1, SIG_IGN);
+	}
+	if ((sock = stdio_attach(node, dir, idle_exit_s, &in_step)) < 0) {
+		if (in_step > 0)
+			stdio_stop_in_step(in_step);
 		return 1;
+	}
 	for (;;) {
 		pfd[0] = (struct pollfd){ .fd = 0, .events = POLLIN };
 		pfd[1] = (struct pollfd){ .fd = sock, .events = POLLIN };
@@ -165,5 +239,7 @@ agent_stdio_main(const char *node, const char *dir_arg, int idle_exit_s)
 		}
 	}
 	close(sock);
+	if (in_step > 0)
+		stdio_stop_in_step(in_step);
 	return rc;
 }

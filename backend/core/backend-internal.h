@@ -45,6 +45,7 @@ struct backend {
 	struct console_peer peers[MAX_CONSOLE_PEERS];
 	int		 npeers;
 	bool		 detach;
+	bool		 preempting;	/* backend_preempt was called */
 	double		 next_reconnect;
 	double		 next_detect;
 
@@ -91,7 +92,8 @@ void	backend_launch_job(struct backend *, struct job_state *,
 /* Launch every rank of j again, in place, as the next generation (a
  * program job's autotune trials and its run after them). */
 void	backend_launch_generation(struct backend *, struct job_state *);
-/* "local0, local0, local2, local2" for events (a static buffer). */
+/* "local0, local0, local2, local2" for events, a Slurm node with its
+ * address: "n1 (10.0.0.11)" (a static buffer). */
 const char *placement_text(struct backend *, const struct job_state *);
 /* The journal's batched fsync, and its rotation once it is full: the new
  * file starts with the launch records of the live jobs, so a backend
@@ -118,6 +120,17 @@ void	backend_choose_failover(struct backend *, struct job_state *);
 /* The operator's migrate command: {rank, node}.  0, or -1 refused (with
  * an event saying why). */
 int	backend_migrate(struct backend *, struct job_state *, const json_t *cmd);
+
+/* backend-bound.c: nodes whose agent lives only as long as its link
+ * (fleet_node.bound: srun steps).  A connect that fails marks the node
+ * down with the launcher's reason, and placement leaves it out; a link
+ * that ends loses its ranks (failover, as for a dead agent); a hello
+ * brings it back. */
+void	backend_node_down(struct backend *, int node, const char *why);
+void	backend_link_lost(struct backend *, struct fleet_node *);
+void	backend_node_back(struct backend *, int node);
+/* backend-preempt.c: a job of a preempted backend has ended. */
+void	backend_preempt_done(struct backend *, struct job_state *);
 
 /* backend-detect.c: the detectors (backend/sched/detect.h) over each
  * live job, and their decisions applied; once a second. */

@@ -29,9 +29,15 @@ placement_text(struct backend *b, const struct job_state *j)
 	size_t		 off = 0;
 
 	buf[0] = '\0';
-	for (int r = 0; r < j->world && off < sizeof buf - 80; r++)
-		off += (size_t)snprintf(buf + off, sizeof buf - off, "%s%s",
-		    r ? ", " : "", b->cluster->nodes[j->ranks[r].node].name);
+	for (int r = 0; r < j->world && off < sizeof buf - 80; r++) {
+		const struct node_spec *ns = &b->cluster->nodes[j->ranks[r].node];
+
+		/* A Slurm node's address is Slurm's, not its name: say it. */
+		off += (size_t)snprintf(buf + off, sizeof buf - off, "%s%s%s%.40s%s",
+		    r ? ", " : "", ns->name, ns->slurm_job[0] && ns->addr[0] ?
+		    " (" : "", ns->slurm_job[0] ? ns->addr : "",
+		    ns->slurm_job[0] && ns->addr[0] ? ")" : "");
+	}
 	return buf;
 }
 
@@ -296,7 +302,13 @@ backend_job_done(struct backend *b, struct job_state *j)
 
 	if (backend_job_running(j))
 		return;
-	if (!j->restart.pending) {
+	/* A preempted backend relaunches nothing: the nodes are going. */
+	if (b->preempting && j->restart.pending) {
+		free(j->restart.node_of);
+		j->restart.node_of = NULL;
+		j->restart.pending = false;
+	}
+	if (!j->restart.pending && !b->preempting) {
 		for (int r = 0; r < j->world; r++) {
 			/* A program job that is out of re-formations says so
 			 * (backend_failover gives up, with the reason). */
@@ -345,6 +357,7 @@ backend_end_job(struct backend *b, struct job_state *j, const char *state)
 {
 	json_t	*rec;
 	char	 err[128];
+	bool	 launched = !j->queued;
 
 	snprintf(j->state, sizeof j->state, "%s", state);
 	j->done = true;
@@ -362,5 +375,7 @@ backend_end_job(struct backend *b, struct job_state *j, const char *state)
 		    "not take the end of the job: %s", rec == NULL ? err :
 		    strerror(errno));
 	json_decref(rec);
+	if (b->preempting && launched)
+		backend_preempt_done(b, j);
 	backend_schedule(b);		/* the freed slots may fit a queued job */
 }

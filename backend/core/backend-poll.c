@@ -197,6 +197,7 @@ backend_agent_hello(struct backend *b, struct fleet_node *fn, json_t *msg)
 	fn->hello = json_incref(msg);
 	fn->up = true;
 	fn->why[0] = '\0';
+	backend_node_back(b, (int)(fn - b->fleet.nodes));
 	backend_node_gpus(b, (int)(fn - b->fleet.nodes), msg);
 	nv->up = true;
 	snprintf(nv->build, sizeof nv->build, "%s", build != NULL ? build : "");
@@ -345,6 +346,7 @@ backend_node_input(struct backend *b, struct fleet_node *fn)
 			    "the link closed" : strerror(errno));
 		fleet_close_node(fn);
 		b->nodes[fn - b->fleet.nodes].up = false;
+		backend_link_lost(b, fn);
 	}
 }
 

@@ -83,6 +83,22 @@ backend_versions_agree(struct backend *b, char *err, size_t errlen)
 	return rc;
 }
 
+/* A Slurm job that was requeued (preempted, say) starts with
+ * SLURM_RESTART_COUNT > 0: its jobs resume from their checkpoints. */
+static void
+backend_requeued(struct backend *b, struct job_state *j)
+{
+	const char	*count = getenv("SLURM_RESTART_COUNT");
+
+	if (j->opts.resume || count == NULL || atoi(count) <= 0)
+		return;
+	j->opts.resume = true;
+	backend_event(b, j->name, "restarted", -1, NULL, "Slurm job %s was "
+	    "requeued (restart %d): %s resumes from its newest checkpoint",
+	    getenv("SLURM_JOB_ID") ? getenv("SLURM_JOB_ID") : "?", atoi(count),
+	    j->name);
+}
+
 /* The job file's path and its checkpoint directory travel in frames and
  * the journal, which hold UTF-8 only. */
 static bool
@@ -208,6 +224,7 @@ backend_submit(struct backend *b, const char *spec_file,
 	}
 	j = backend_new_job(b, spec.name);
 	j->opts = *so;
+	backend_requeued(b, j);
 	j->spec = spec;
 	j->yaml = yaml;
 	snprintf(j->spec_file, sizeof j->spec_file, "%s", spec_file);
@@ -230,10 +247,14 @@ backend_submit(struct backend *b, const char *spec_file,
 void
 backend_schedule(struct backend *b)
 {
-	struct queue_entry *e = xcalloc((size_t)b->njobs + 1, sizeof *e);
-	int		*idx = xcalloc((size_t)b->njobs + 1, sizeof *idx);
-	int		 n = 0;
+	struct queue_entry *e;
+	int		*idx, n = 0;
 	struct cluster_spec view;
+
+	if (b->preempting)		/* the nodes are going */
+		return;
+	e = xcalloc((size_t)b->njobs + 1, sizeof *e);
+	idx = xcalloc((size_t)b->njobs + 1, sizeof *idx);
 
 	for (int i = 0; i < b->njobs; i++) {
 		struct job_state *j = &b->jobs[i];

@@ -70,8 +70,8 @@ backend_choose_failover(struct backend *b, struct job_state *j)
 {
 	int	 victim = -1;
 
-	if (j->restart.pending || (j->prog != NULL && (j->prog->giving_up ||
-	    j->prog->tune.active)))
+	if (j->restart.pending || b->preempting || (j->prog != NULL &&
+	    (j->prog->giving_up || j->prog->tune.active)))
 		return;
 	for (int r = 0; r < j->world; r++) {
 		if (j->ranks[r].status != RANK_FAILED)

@@ -82,7 +82,14 @@ backend_store_reply(void *ctx, int link, json_t *reply)
 void
 backend_report_node(void *ctx, const char *node, const char *err)
 {
-	backend_event(ctx, NULL, "refused", -1, node, "node %s: %s", node, err);
+	struct backend	 *b = ctx;
+	struct fleet_node *fn = fleet_find(&b->fleet, node);
+
+	if (fn != NULL && fn->bound)
+		backend_node_down(b, (int)(fn - b->fleet.nodes), err);
+	else
+		backend_event(b, NULL, "refused", -1, node, "node %s: %s", node,
+		    err);
 }
 
 struct job_state *

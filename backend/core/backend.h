@@ -29,6 +29,8 @@ struct node_view {
 	struct node_sample last;	/* the newest sample, validity bits */
 	struct series	 cpu, mem, net_rx, net_tx;
 	char		 build[128];	/* its hunter build id */
+	char		 down[256];	/* why a bound node (srun) is down;
+					 * "" when up or not known */
 };
 
 struct rank_state {
@@ -159,6 +161,11 @@ struct node_view *backend_node_at(struct backend *, int i);
 const json_t	*backend_events(struct backend *);
 /* Ask every rank of job to checkpoint and stop at the same step. */
 void		 backend_stop_job(struct backend *, const char *job);
+/* Preemption or a time limit (Slurm's SIGTERM or SIGUSR1; why names
+ * it): every running job checkpoints and stops at one step, queued ones
+ * are dropped, nothing is launched or failed over any more, and the
+ * journal says so.  Returns the number of jobs still to end. */
+int		 backend_preempt(struct backend *, const char *why);
 struct job_state *backend_job(struct backend *, const char *name);
 const char	*backend_state_dir(const struct backend *);
 /* Close links and release the lock; agents and workers keep running. */

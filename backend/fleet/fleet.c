@@ -20,15 +20,21 @@
 #include "backend/fleet/fleet.h"
 
 extern const struct launcher launcher_local;
+extern const struct launcher launcher_srun;
 extern const struct launcher launcher_ssh;
 
+/* The first that matches serves a node: srun before ssh, which takes any
+ * host but local. */
 static const struct launcher *launchers[] = {
 	&launcher_local,
+	&launcher_srun,
 	&launcher_ssh,
 };
 
 /* The longest wait between two connects to a node that keeps failing. */
 #define FLEET_BACKOFF_MAX_S	30
+
+static const struct launcher *fleet_launcher(const struct fleet_node *);
 
 int fleet_agent_idle_exit = 900;
 bool fleet_accept_new_hostkeys;
@@ -52,7 +58,8 @@ fleet_init(struct fleet *f, const struct cluster_spec *c, const char *state_dir)
 		fn->fd = -1;
 		if (fn->spec->state_dir[0] != '\0')
 			snprintf(fn->dir, sizeof fn->dir, "%s", fn->spec->state_dir);
-		else if (strcmp(fn->spec->host, "local") != 0)
+		else if (strcmp(fn->spec->host, "local") != 0 &&
+		    fn->spec->slurm_job[0] == '\0')
 			snprintf(fn->dir, sizeof fn->dir,
 			    "~/.local/state/hunter/nodes/%s", fn->spec->name);
 		else
@@ -63,6 +70,7 @@ fleet_init(struct fleet *f, const struct cluster_spec *c, const char *state_dir)
 		    strcmp(fn->spec->host, "local") == 0 ? "127.0.0.1" :
 		    fn->spec->host);
 		proto_reader_init(&fn->rd);
+		fn->bound = fleet_launcher(fn) != NULL && fleet_launcher(fn)->bound;
 	}
 }
 
@@ -131,6 +139,17 @@ fleet_find(struct fleet *f, const char *name)
 			return &f->nodes[i];
 	}
 	return NULL;
+}
+
+void
+fleet_link_why(const struct fleet_node *fn, char *buf, size_t len)
+{
+	const struct launcher *l = fleet_launcher(fn);
+
+	if (len > 0)
+		buf[0] = '\0';
+	if (l != NULL && l->why != NULL)
+		l->why(fn, buf, len);
 }
 
 int
@@ -203,6 +222,7 @@ fleet_conn_start(struct fleet *f, struct fleet_node *fn,
 	}
 	c = xcalloc(1, sizeof *c);
 	c->node = *fn;
+	c->node.hello_sent = false;
 	c->l = l;
 	c->exe = f->exe;
 	c->fd = -1;
@@ -281,9 +301,11 @@ fleet_conn_finish(struct fleet_node *fn, bool wait,
 		return;
 	}
 	fn->fd = c->fd;
+	fn->hello_sent = c->node.hello_sent;
 	free(c);
 	fn->stage = FLEET_LINKED;
-	if (proto_send_new(fn->fd, proto_hello("backend", NULL)) != 0) {
+	if (!fn->hello_sent && proto_send_new(fn->fd, proto_hello("backend",
+	    NULL)) != 0) {
 		fleet_hello_failed(fn, errno, err, sizeof err);
 		fleet_close_node(fn);
 		fleet_set_why(fn, err);

@@ -1,6 +1,6 @@
 /*
  * fleet.h: the backend's links to the node agents.  A launcher (a const
- * table entry per kind: local, ssh) makes sure a node's agent runs and
+ * table entry per kind: local, ssh, srun) makes sure a node's agent runs and
  * returns a connected fd; the fleet then speaks frames on it.  A node
  * whose connect fails, or whose link dies before its hello, is retried
  * after a backoff of 1, 2, 4 ... 30 s.
@@ -39,6 +39,9 @@ struct fleet_node {
 	int		 backoff_s;	/* 0 until a connect fails */
 	double		 retry_at;	/* no connect before this (CLOCK_MONOTONIC) */
 	struct fleet_conn *conn;	/* a connect in flight (fleet.c) */
+	bool		 bound;		/* its agent lives only as long as the
+					 * link (srun: the step's) */
+	bool		 hello_sent;	/* the launcher said our hello */
 	/* Why it is down: the last connect's error, or what its agent (or
 	 * the SSH pump) said before the link closed; "" once it is up. */
 	char		 why[1024];
@@ -53,6 +56,12 @@ struct launcher {
 			    char *err, size_t errlen);
 	/* Optional: wait for work left behind by closed links (fleet_free). */
 	void		(*quiesce)(void);
+	/* Optional: why the node's link ended, into buf (srun: how the step
+	 * ended and srun's last words), once the link is closed. */
+	void		(*why)(const struct fleet_node *, char *buf, size_t len);
+	/* The agent lives and dies with the link (an srun step): a lost link
+	 * is a lost node, whose ranks are gone with it. */
+	bool		 bound;
 };
 
 struct fleet {
@@ -91,6 +100,9 @@ int	fleet_connect_async(struct fleet *, void (*report)(void *,
 int	fleet_check_versions(const struct fleet *, const json_t *own_hello,
 	    char *err, size_t errlen);
 struct fleet_node *fleet_find(struct fleet *, const char *name);
+/* Why fn's link ended, from its launcher, into buf ("" when it cannot
+ * tell); call after the link is closed. */
+void	fleet_link_why(const struct fleet_node *, char *buf, size_t len);
 /* Send msg to a node; on failure the link is closed.  0 or -1. */
 int	fleet_send(struct fleet_node *, const json_t *msg);
 void	fleet_close_node(struct fleet_node *);

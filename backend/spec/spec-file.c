@@ -2,7 +2,9 @@
  * spec-file.c: specs read from disk.  A file is read whole, up to
  * SPEC_FILE_LIMIT (the cap yaml-doc.c puts on any buffer); a regular file
  * over it is refused from its size alone, before any of it is read.  Also
- * here: telling a cluster file from a job file, for hunter validate.
+ * here: which cluster a command gets (a file, the Slurm allocation, the
+ * embedded default), and telling a cluster file from a job file, for
+ * hunter validate.
  */
 #include "config.h"
 
@@ -10,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "backend/spec/spec-internal.h"
+#include "backend/spec/spec-slurm.h"
 
 /* Read a whole file, refusing more than SPEC_FILE_LIMIT bytes. */
 static int
@@ -97,10 +100,30 @@ spec_load_cluster(const char *path, struct cluster_spec *c,
 }
 
 int
-spec_open_cluster(const char *file, struct cluster_spec *c, FILE *out)
+spec_open_cluster(const char *file, int spares, struct cluster_spec *c,
+    FILE *out)
 {
 	struct spec_errors errs = { 0 };
+	char		 err[1024];
+	int		 rc;
 
+	/* Inside an allocation the allocation is the cluster, unless a file
+	 * is named (./slurm names a file called slurm). */
+	if (file != NULL ? strcmp(file, "slurm") == 0 :
+	    getenv("SLURM_JOB_ID") != NULL) {
+		if ((rc = spec_slurm_open(spares, c, err, sizeof err)) != 0)
+			fprintf(out, "hunter: %s: %s\n", file != NULL ?
+			    "--cluster slurm" : "the cluster of this Slurm job "
+			    "(SLURM_JOB_ID is set; --cluster FILE names another)",
+			    err);
+		return rc;
+	}
+	if (spares >= 0) {
+		memset(c, 0, sizeof *c);
+		fprintf(out, "hunter: --spares is for a Slurm allocation; in a "
+		    "cluster file, mark spare nodes with spare: true\n");
+		return SPEC_CLUSTER_USAGE;
+	}
 	if (file == NULL) {
 		spec_cluster_default(c);
 		return 0;
@@ -110,6 +133,20 @@ spec_open_cluster(const char *file, struct cluster_spec *c, FILE *out)
 	spec_errors_print(out, &errs);
 	spec_errors_free(&errs);
 	return -1;
+}
+
+int
+spec_parse_spares(const char *arg, FILE *out)
+{
+	char	*end;
+	long	 n = strtol(arg, &end, 10);
+
+	if (end == arg || *end != '\0' || n < 0 || n > 4096) {
+		fprintf(out, "hunter: --spares wants a number of nodes (0 or "
+		    "more), got '%.64s'\n", arg);
+		return -1;
+	}
+	return (int)n;
 }
 
 /* A line that starts with key, a colon and then space or nothing. */

@@ -5,7 +5,7 @@
  * token shards or text, with GPT-2's own practice by default: AdamW at
  * betas (0.9, 0.95), weight decay 0.1 (not on biases, LayerNorm and the
  * embeddings: the model marks those), gradients clipped to a global norm
- * of 1, learning rate 3e-4 with a cosine decay.
+ * of 1, learning rate 3e-4 with a cosine decay.  cuda runs it.
  */
 #include "config.h"
 
@@ -88,7 +88,7 @@ const struct spec_model_kind spec_model_gpt = {
 	.keys = gpt_keys,
 	.formats = 1u << FORMAT_TOKENS | 1u << FORMAT_TEXT,
 	.defaults = gpt_defaults,
-	.no_cuda = "its layers have no CUDA kernels yet",
+	.cuda = true,
 	.check = gpt_check,
 	.flops_per_sample = gpt_flops,
 };

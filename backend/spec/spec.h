@@ -159,6 +159,8 @@ struct node_spec {
 	char	state_dir[SPEC_PATH_MAX];	/* "" = default */
 	char	addr[256];			/* Gloo binds here; "" = host,
 						 * or 127.0.0.1 for local */
+	char	slurm_job[32];			/* the Slurm allocation it is
+						 * reached through (srun); "" */
 	int	line;				/* where it was declared */
 };
 
@@ -174,6 +176,8 @@ struct cluster_spec {
 	} ssh;
 	int	simulate;			/* 0 = real nodes; else N simulated */
 	int	sim_racks;			/* racks for the simulator */
+	char	slurm_job[32];			/* "" unless it is a Slurm
+						 * allocation (spec-slurm.h) */
 };
 
 struct spec_error {
@@ -207,9 +211,17 @@ void	spec_cluster_free(struct cluster_spec *);
 /* The embedded default: this machine as 4 virtual nodes in 2 racks, each
  * with 2 CPU slots, the fourth a spare. */
 void	spec_cluster_default(struct cluster_spec *);
-/* The cluster of file, or the embedded default when file is NULL; its
- * errors are printed to out.  0 or -1. */
-int	spec_open_cluster(const char *file, struct cluster_spec *, FILE *out);
+/* spec_open_cluster's answer to a command line that cannot work (exit 2). */
+#define SPEC_CLUSTER_USAGE	(-2)
+/* The cluster of a command: file, or the Slurm allocation for "slurm" or
+ * when file is NULL inside one (SLURM_JOB_ID set; spares: --spares N, -1
+ * when not given), else the embedded default.  Errors are printed to
+ * out.  0, -1, or SPEC_CLUSTER_USAGE (--cluster slurm outside an
+ * allocation, --spares without one). */
+int	spec_open_cluster(const char *file, int spares, struct cluster_spec *,
+	    FILE *out);
+/* The N of --spares N (0 or more), or -1 with the reason printed to out. */
+int	spec_parse_spares(const char *arg, FILE *out);
 
 /* Whether a file looks like a cluster file (a top-level "cluster" or
  * "nodes" key) rather than a job file; used by hunter validate. */

@@ -7,6 +7,9 @@
 #include <string.h>
 
 #include "kernels/cpu/transformer.h"
+#ifdef HAVE_CUDA
+#include "kernels/cuda/cuda-kernels.h"
+#endif
 #include "backend/worker/model.h"
 
 static void
@@ -45,10 +48,45 @@ add_bwd(const struct layer *l, const struct layer_io *io)
 	}
 }
 
+#ifdef HAVE_CUDA
+static int
+add_gpu_fwd(const struct layer *l, const struct layer_io *io)
+{
+	return cuda_residual_forward(io->out, io->in[0], io->in[1],
+	    (size_t)io->B * l->out_size, io->stream);
+}
+
+/* As on the host: each input's gradient is dout, copied, or added where
+ * another reader wrote it first. */
+static int
+add_gpu_bwd(const struct layer *l, const struct layer_io *io)
+{
+	size_t	 n = (size_t)io->B * l->out_size;
+
+	for (int j = 0; j < 2; j++) {
+		if (io->din[j] == NULL)
+			continue;
+		if (l->din_add & (1u << j)) {
+			if (cuda_residual_backward(io->din[j], NULL, io->dout, n,
+			    io->stream) != 0)
+				return -1;
+		} else
+			CUDA_CHECK(cudaMemcpyAsync(io->din[j], io->dout,
+			    n * sizeof(float), cudaMemcpyDeviceToDevice,
+			    io->stream));
+	}
+	return 0;
+}
+#endif
+
 const struct layer_type layer_add = {
 	.name = "add",
 	.what = "residual add",
 	.setup = add_setup,
 	.forward = add_fwd,
 	.backward = add_bwd,
+#ifdef HAVE_CUDA
+	.gpu_forward = add_gpu_fwd,
+	.gpu_backward = add_gpu_bwd,
+#endif
 };

@@ -4,9 +4,13 @@
  * tensors of its own: the projections around it are layer-proj.c's.
  * Each sample keeps its heads' attention probabilities (aux: H * T * T
  * floats, the one buffer of a layer that grows with T squared), and the
- * backward pass takes T * T floats of the model's workspace.
+ * backward pass takes T * T floats of the model's workspace (on the
+ * device, max(B, H) * T * T: it runs a batch of heads or samples at once).
  */
 #include "kernels/cpu/transformer.h"
+#ifdef HAVE_CUDA
+#include "kernels/cuda/cuda-kernels.h"
+#endif
 #include "backend/worker/model.h"
 
 static void
@@ -40,10 +44,42 @@ attn_bwd(const struct layer *l, const struct layer_io *io)
 	    l->args.heads);
 }
 
+#ifdef HAVE_CUDA
+static int
+attn_gpu_fwd(const struct layer *l, const struct layer_io *io)
+{
+	return cuda_attention_forward(io->out, io->aux, io->in[0], io->B,
+	    l->out_dim[0], l->out_dim[1], l->args.heads, io->stream);
+}
+
+static int
+attn_gpu_bwd(const struct layer *l, const struct layer_io *io)
+{
+	if (io->din[0] == NULL)
+		return 0;
+	if (layer_gpu_din_begin(l, io, 0, l->in_size) != 0)
+		return -1;
+	return cuda_attention_backward(io->din[0], io->dout, io->in[0],
+	    io->aux, io->workspace, io->B, l->out_dim[0], l->out_dim[1],
+	    l->args.heads, io->stream);
+}
+
+static size_t
+attn_gpu_ws(const struct layer *l, int B)
+{
+	return cuda_attention_workspace(B, l->out_dim[0], l->args.heads);
+}
+#endif
+
 const struct layer_type layer_attention = {
 	.name = "attention",
 	.what = "attention",
 	.setup = attn_setup,
 	.forward = attn_fwd,
 	.backward = attn_bwd,
+#ifdef HAVE_CUDA
+	.gpu_forward = attn_gpu_fwd,
+	.gpu_backward = attn_gpu_bwd,
+	.gpu_workspace = attn_gpu_ws,
+#endif
 };

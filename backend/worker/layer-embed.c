@@ -7,6 +7,9 @@
  * (layer-head.c).
  */
 #include "kernels/cpu/transformer.h"
+#ifdef HAVE_CUDA
+#include "kernels/cuda/cuda-kernels.h"
+#endif
 #include "backend/worker/model.h"
 
 enum { EMBED_WTE, EMBED_WPE };
@@ -53,6 +56,32 @@ embed_bwd(const struct layer *l, const struct layer_io *io)
 	    l->out_dim[0], l->out_dim[1]);
 }
 
+#ifdef HAVE_CUDA
+static int
+embed_gpu_fwd(const struct layer *l, const struct layer_io *io)
+{
+	return cuda_embed_forward(io->out, io->tok,
+	    io->params + l->param[EMBED_WTE], io->params + l->param[EMBED_WPE],
+	    io->B, l->out_dim[0], l->out_dim[1], io->stream);
+}
+
+static int
+embed_gpu_bwd(const struct layer *l, const struct layer_io *io)
+{
+	return cuda_embed_backward(io->grads + l->param[EMBED_WTE],
+	    io->grads + l->param[EMBED_WPE], io->dout, io->tok, io->B,
+	    l->out_dim[0], l->out_dim[1], l->args.vocab, io->workspace,
+	    io->stream);
+}
+
+/* The backward pass sorts the batch's tokens. */
+static size_t
+embed_gpu_ws(const struct layer *l, int B)
+{
+	return cuda_embed_backward_workspace(B * l->out_dim[0], l->args.vocab);
+}
+#endif
+
 const struct layer_type layer_embed = {
 	.name = "embed",
 	.what = "token embedding",
@@ -60,4 +89,9 @@ const struct layer_type layer_embed = {
 	.init = embed_init,
 	.forward = embed_fwd,
 	.backward = embed_bwd,
+#ifdef HAVE_CUDA
+	.gpu_forward = embed_gpu_fwd,
+	.gpu_backward = embed_gpu_bwd,
+	.gpu_workspace = embed_gpu_ws,
+#endif
 };

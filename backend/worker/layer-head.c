@@ -7,6 +7,9 @@
 #include <stdlib.h>
 
 #include "kernels/cpu/transformer.h"
+#ifdef HAVE_CUDA
+#include "kernels/cuda/cuda-kernels.h"
+#endif
 #include "backend/worker/model.h"
 
 static void
@@ -43,10 +46,33 @@ head_bwd(const struct layer *l, const struct layer_io *io)
 	    l->in_dim[1], l->out_dim[1]);
 }
 
+#ifdef HAVE_CUDA
+static int
+head_gpu_fwd(const struct layer *l, const struct layer_io *io)
+{
+	return cuda_head_forward(io->out, io->in[0], io->params + l->param[0],
+	    io->B * l->in_dim[0], l->in_dim[1], l->out_dim[1], io->stream);
+}
+
+static int
+head_gpu_bwd(const struct layer *l, const struct layer_io *io)
+{
+	if (layer_gpu_din_begin(l, io, 0, l->in_size) != 0)
+		return -1;
+	return cuda_head_backward(io->din[0], io->grads + l->param[0],
+	    io->dout, io->in[0], io->params + l->param[0],
+	    io->B * l->in_dim[0], l->in_dim[1], l->out_dim[1], io->stream);
+}
+#endif
+
 const struct layer_type layer_head = {
 	.name = "head",
 	.what = "output head",
 	.setup = head_setup,
 	.forward = head_fwd,
 	.backward = head_bwd,
+#ifdef HAVE_CUDA
+	.gpu_forward = head_gpu_fwd,
+	.gpu_backward = head_gpu_bwd,
+#endif
 };

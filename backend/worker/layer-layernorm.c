@@ -5,6 +5,9 @@
  * reciprocal deviations (aux) for the backward pass.
  */
 #include "kernels/cpu/transformer.h"
+#ifdef HAVE_CUDA
+#include "kernels/cuda/cuda-kernels.h"
+#endif
 #include "backend/worker/model.h"
 
 enum { LN_W, LN_B };
@@ -55,6 +58,35 @@ ln_bwd(const struct layer *l, const struct layer_io *io)
 	    io->params + l->param[LN_W], mean, rstd, N, l->in_dim[1]);
 }
 
+#ifdef HAVE_CUDA
+static int
+ln_gpu_fwd(const struct layer *l, const struct layer_io *io)
+{
+	int	 N = io->B * l->in_dim[0];
+	float	*mean = io->aux, *rstd = mean + N;
+
+	return cuda_layernorm_forward(io->out, mean, rstd, io->in[0],
+	    io->params + l->param[LN_W], io->params + l->param[LN_B], N,
+	    l->in_dim[1], io->stream);
+}
+
+static int
+ln_gpu_bwd(const struct layer *l, const struct layer_io *io)
+{
+	int	 N = io->B * l->in_dim[0];
+	float	*mean = io->aux, *rstd = mean + N;
+
+	if (io->din[0] == NULL)
+		return 0;
+	if (layer_gpu_din_begin(l, io, 0, l->in_size) != 0)
+		return -1;
+	return cuda_layernorm_backward(io->din[0], io->grads + l->param[LN_W],
+	    io->grads + l->param[LN_B], io->dout, io->in[0],
+	    io->params + l->param[LN_W], mean, rstd, N, l->in_dim[1],
+	    io->stream);
+}
+#endif
+
 const struct layer_type layer_layernorm = {
 	.name = "layernorm",
 	.what = "LayerNorm",
@@ -62,4 +94,8 @@ const struct layer_type layer_layernorm = {
 	.init = ln_init,
 	.forward = ln_fwd,
 	.backward = ln_bwd,
+#ifdef HAVE_CUDA
+	.gpu_forward = ln_gpu_fwd,
+	.gpu_backward = ln_gpu_bwd,
+#endif
 };

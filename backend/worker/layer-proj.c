@@ -9,6 +9,9 @@
 #include <string.h>
 
 #include "kernels/cpu/transformer.h"
+#ifdef HAVE_CUDA
+#include "kernels/cuda/cuda-kernels.h"
+#endif
 #include "backend/worker/model.h"
 
 enum { PROJ_W, PROJ_B };
@@ -55,6 +58,28 @@ proj_bwd(const struct layer *l, const struct layer_io *io)
 	    l->out_dim[1]);
 }
 
+#ifdef HAVE_CUDA
+static int
+proj_gpu_fwd(const struct layer *l, const struct layer_io *io)
+{
+	return cuda_matmul_forward(io->out, io->in[0],
+	    io->params + l->param[PROJ_W], io->params + l->param[PROJ_B],
+	    io->B * l->in_dim[0], l->in_dim[1], l->out_dim[1], io->stream);
+}
+
+static int
+proj_gpu_bwd(const struct layer *l, const struct layer_io *io)
+{
+	if (io->din[0] != NULL && layer_gpu_din_begin(l, io, 0,
+	    l->in_size) != 0)
+		return -1;
+	return cuda_matmul_backward(io->din[0], io->grads + l->param[PROJ_W],
+	    io->grads + l->param[PROJ_B], io->dout, io->in[0],
+	    io->params + l->param[PROJ_W], io->B * l->in_dim[0], l->in_dim[1],
+	    l->out_dim[1], io->stream);
+}
+#endif
+
 const struct layer_type layer_proj = {
 	.name = "proj",
 	.what = "projection",
@@ -62,4 +87,8 @@ const struct layer_type layer_proj = {
 	.init = proj_init,
 	.forward = proj_fwd,
 	.backward = proj_bwd,
+#ifdef HAVE_CUDA
+	.gpu_forward = proj_gpu_fwd,
+	.gpu_backward = proj_gpu_bwd,
+#endif
 };

@@ -100,6 +100,9 @@ struct layer_type {
 	 * cuda_last_error(). */
 	int	(*gpu_forward)(const struct layer *, const struct layer_io *);
 	int	(*gpu_backward)(const struct layer *, const struct layer_io *);
+	/* Bytes of device scratch (io->workspace) its device passes take
+	 * for B samples; NULL when it needs none beyond the host's. */
+	size_t	(*gpu_workspace)(const struct layer *, int B);
 };
 
 /* For setup: a parameter tensor NAME.suffix of the layer, its offset. */
@@ -119,6 +122,10 @@ void	layer_init_normal(float *p, size_t n, float std, struct rng *);
  * unless this layer is to add to it.  n floats a sample. */
 void	layer_din_begin(const struct layer *, const struct layer_io *, int j,
 	    size_t n);
+/* The same on the device (model-gpu.c): 0, or -1 with the reason in
+ * cuda_last_error(). */
+int	layer_gpu_din_begin(const struct layer *, const struct layer_io *,
+	    int j, size_t n);
 /* The tensor of the model called name, for a layer that ties to it. */
 const struct tensor_info *model_tensor(const struct model *, const char *name);
 

@@ -3,9 +3,13 @@
  * layer for layer, through each layer type's CUDA entry points (layer.h;
  * see model-gpu.h).  The layout follows the host model: one parameter
  * and one gradient buffer indexed by the same offsets, the same layers
- * working in place on their input's buffers, the softmax cross-entropy
- * at the end.  All work goes to one stream; a step waits for it once,
- * when it reads the loss.
+ * working in place on their input's buffers, the loss at the end: the
+ * softmax cross-entropy over a class model's classes, or the vocabulary
+ * cross-entropy of a token model, fused with its gradient, which is
+ * written over the logits (the last layer's dout is its out, as on the
+ * host).  A class model uploads images and labels, a token model its
+ * token windows and their targets.  All work goes to one stream; a step
+ * waits for it once, when it reads the loss.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +31,9 @@ struct model_gpu {
 	float		*x;			/* [max_batch, input] */
 	uint8_t		*y;
 	float		*probs;			/* [max_batch, classes] */
-	float		*workspace;		/* m->workspace_len floats */
+	int32_t		*tok, *tgt;		/* [max_batch, T]: tokens */
+	void		*xent_ws;		/* the vocabulary loss's */
+	float		*workspace;		/* see gpu_workspace_bytes */
 	double		*loss;
 };
 
@@ -63,6 +69,14 @@ gpu_alloc(void *p, size_t n, int *oom, char *err, size_t errlen)
 	return 0;
 }
 
+/* Whether layer i's gradient is written over its output: a token
+ * model's logits. */
+static int
+gpu_dout_is_out(const struct model *m, int i)
+{
+	return m->loss == MODEL_LOSS_TOKENS && i == m->n_layers - 1;
+}
+
 /* Each layer's buffers; one working in place shares its input's. */
 static int
 gpu_layers(struct model_gpu *g, int *oom, char *err, size_t errlen)
@@ -82,11 +96,63 @@ gpu_layers(struct model_gpu *g, int *oom, char *err, size_t errlen)
 			continue;
 		}
 		if (gpu_alloc(&g->out[i], B * l->out_size * sizeof(float), oom,
-		    err, errlen) != 0 ||
-		    gpu_alloc(&g->dout[i], B * l->out_size * sizeof(float), oom,
 		    err, errlen) != 0)
 			return -1;
+		if (gpu_dout_is_out(m, i))
+			g->dout[i] = g->out[i];
+		else if (gpu_alloc(&g->dout[i], B * l->out_size * sizeof(float),
+		    oom, err, errlen) != 0)
+			return -1;
 	}
+	return 0;
+}
+
+/* The device scratch: the host's workspace, or more where a layer's
+ * device passes take more for max_batch samples. */
+static size_t
+gpu_workspace_bytes(const struct model *m, int max_batch)
+{
+	size_t	 bytes = m->workspace_len * sizeof(float), n;
+
+	for (int i = 0; i < m->n_layers; i++) {
+		const struct layer *l = &m->layers[i];
+
+		if (l->type->gpu_workspace != NULL &&
+		    (n = l->type->gpu_workspace(l, max_batch)) > bytes)
+			bytes = n;
+	}
+	return bytes;
+}
+
+/* The buffers of the batch and its loss: images, labels and the
+ * probabilities, or tokens, targets and the vocabulary loss's scratch. */
+static int
+gpu_inputs(struct model_gpu *g, int *oom, char *err, size_t errlen)
+{
+	const struct model *m = g->m;
+	size_t		 B = (size_t)g->max_batch;
+	size_t		 in = (size_t)m->in_c * m->in_h * m->in_w;
+
+	if (m->loss == MODEL_LOSS_TOKENS)
+		return gpu_alloc(&g->tok, B * in * sizeof(int32_t), oom, err,
+		    errlen) != 0 ||
+		    gpu_alloc(&g->tgt, B * in * sizeof(int32_t), oom, err,
+		    errlen) != 0 ||
+		    gpu_alloc(&g->xent_ws, cuda_vocab_xent_workspace((int)(B *
+		    in)), oom, err, errlen) != 0 ? -1 : 0;
+	return gpu_alloc(&g->x, B * in * sizeof(float), oom, err, errlen) != 0 ||
+	    gpu_alloc(&g->y, B, oom, err, errlen) != 0 ||
+	    gpu_alloc(&g->probs, B * (size_t)m->classes * sizeof(float), oom,
+	    err, errlen) != 0 ? -1 : 0;
+}
+
+int
+layer_gpu_din_begin(const struct layer *l, const struct layer_io *io, int j,
+    size_t n)
+{
+	if (io->din[j] != NULL && !(l->din_add & (1u << j)))
+		CUDA_CHECK(cudaMemsetAsync(io->din[j], 0, (size_t)io->B * n *
+		    sizeof(float), io->stream));
 	return 0;
 }
 
@@ -112,8 +178,7 @@ model_gpu_create(const struct model *m, int max_batch, int *oom, char *err,
     size_t errlen)
 {
 	struct model_gpu *g;
-	size_t		 in = (size_t)m->in_c * m->in_h * m->in_w;
-	size_t		 B = (size_t)max_batch;
+	size_t		 ws;
 	cudaError_t	 e;
 
 	*oom = 0;
@@ -143,17 +208,14 @@ model_gpu_create(const struct model *m, int max_batch, int *oom, char *err,
 		g->stream = NULL;
 		goto fail;
 	}
+	ws = gpu_workspace_bytes(m, max_batch);
 	if (gpu_alloc(&g->params, m->n_params * sizeof(float), oom, err,
 	    errlen) != 0 ||
 	    gpu_alloc(&g->grads, m->n_params * sizeof(float), oom, err,
 	    errlen) != 0 ||
-	    gpu_alloc(&g->x, B * in * sizeof(float), oom, err, errlen) != 0 ||
-	    gpu_alloc(&g->y, B, oom, err, errlen) != 0 ||
-	    gpu_alloc(&g->probs, B * (size_t)m->classes * sizeof(float), oom,
-	    err, errlen) != 0 ||
+	    gpu_inputs(g, oom, err, errlen) != 0 ||
 	    gpu_alloc(&g->loss, sizeof(double), oom, err, errlen) != 0 ||
-	    (m->workspace_len > 0 && gpu_alloc(&g->workspace,
-	    m->workspace_len * sizeof(float), oom, err, errlen) != 0) ||
+	    (ws > 0 && gpu_alloc(&g->workspace, ws, oom, err, errlen) != 0) ||
 	    gpu_layers(g, oom, err, errlen) != 0)
 		goto fail;
 	return g;
@@ -171,14 +233,18 @@ model_gpu_free(struct model_gpu *g)
 		cudaFree(g->aux[i]);
 		if (g->m->layers[i].inplace)
 			continue;
+		if (g->dout[i] != g->out[i])
+			cudaFree(g->dout[i]);
 		cudaFree(g->out[i]);
-		cudaFree(g->dout[i]);
 	}
 	cudaFree(g->params);
 	cudaFree(g->grads);
 	cudaFree(g->x);
 	cudaFree(g->y);
 	cudaFree(g->probs);
+	cudaFree(g->tok);
+	cudaFree(g->tgt);
+	cudaFree(g->xent_ws);
 	cudaFree(g->workspace);
 	cudaFree(g->loss);
 	if (g->stream != NULL) {
@@ -219,6 +285,7 @@ gpu_io(const struct model_gpu *g, int i, int B, struct layer_io *io)
 	memset(io, 0, sizeof *io);
 	io->params = g->params;
 	io->grads = g->grads;
+	io->tok = g->tok;
 	io->out = g->out[i];
 	io->dout = g->dout[i];
 	io->aux = g->aux[i];
@@ -233,18 +300,26 @@ gpu_io(const struct model_gpu *g, int i, int B, struct layer_io *io)
 	}
 }
 
+/* The layers forward, then the loss into g->loss; a token model's
+ * gradient is written over its logits at the same time. */
 static int
-gpu_forward(struct model_gpu *g, int B, char *err, size_t errlen)
+gpu_forward(struct model_gpu *g, int B, float scale, char *err,
+    size_t errlen)
 {
 	const struct model *m = g->m;
+	float		*logits = g->out[m->n_layers - 1];
 	struct layer_io	 io;
 
 	for (int i = 0; i < m->n_layers; i++) {
 		gpu_io(g, i, B, &io);
 		KERNEL_TRY(m->layers[i].type->gpu_forward(&m->layers[i], &io));
 	}
-	KERNEL_TRY(cuda_softmax_xent_forward(g->probs, g->loss,
-	    g->out[m->n_layers - 1], g->y, B, m->classes, g->stream));
+	if (m->loss == MODEL_LOSS_TOKENS)
+		KERNEL_TRY(cuda_vocab_xent(logits, g->loss, g->tgt, B * m->in_c,
+		    m->classes, scale, g->xent_ws, g->stream));
+	else
+		KERNEL_TRY(cuda_softmax_xent_forward(g->probs, g->loss, logits,
+		    g->y, B, m->classes, g->stream));
 	return 0;
 }
 
@@ -256,8 +331,9 @@ gpu_backward(struct model_gpu *g, int B, float scale, char *err,
 	int		 last = m->n_layers - 1;
 	struct layer_io	 io;
 
-	KERNEL_TRY(cuda_softmax_xent_backward(g->dout[last], g->probs, g->y, B,
-	    m->classes, scale, g->stream));
+	if (m->loss == MODEL_LOSS_CLASSES)
+		KERNEL_TRY(cuda_softmax_xent_backward(g->dout[last], g->probs,
+		    g->y, B, m->classes, scale, g->stream));
 	for (int i = last; i >= 0; i--) {
 		gpu_io(g, i, B, &io);
 		KERNEL_TRY(m->layers[i].type->gpu_backward(&m->layers[i], &io));
@@ -265,12 +341,32 @@ gpu_backward(struct model_gpu *g, int B, float scale, char *err,
 	return 0;
 }
 
-int
-model_gpu_step(struct model_gpu *g, const float *x, const uint8_t *y, int B,
-    float scale, double *loss, char *err, size_t errlen)
+/* Upload the batch: images and labels, or tokens and targets. */
+static int
+gpu_upload(struct model_gpu *g, const struct model_input *x, int B,
+    char *err, size_t errlen)
 {
 	const struct model *m = g->m;
-	size_t		 in = (size_t)m->in_c * m->in_h * m->in_w;
+	size_t		 in = (size_t)B * m->in_c * m->in_h * m->in_w;
+
+	if (m->loss == MODEL_LOSS_TOKENS) {
+		GPU_TRY(cudaMemcpyAsync(g->tok, x->tok, in * sizeof(int32_t),
+		    cudaMemcpyHostToDevice, g->stream));
+		GPU_TRY(cudaMemcpyAsync(g->tgt, x->tgt, in * sizeof(int32_t),
+		    cudaMemcpyHostToDevice, g->stream));
+		return 0;
+	}
+	GPU_TRY(cudaMemcpyAsync(g->x, x->x, in * sizeof(float),
+	    cudaMemcpyHostToDevice, g->stream));
+	GPU_TRY(cudaMemcpyAsync(g->y, x->y, (size_t)B, cudaMemcpyHostToDevice,
+	    g->stream));
+	return 0;
+}
+
+int
+model_gpu_step(struct model_gpu *g, const struct model_input *x, int B,
+    float scale, double *loss, char *err, size_t errlen)
+{
 	double		 sum = 0;
 
 	if (B < 1 || B > g->max_batch) {
@@ -278,11 +374,8 @@ model_gpu_step(struct model_gpu *g, const float *x, const uint8_t *y, int B,
 		    "made for %d", B, g->max_batch);
 		return -1;
 	}
-	GPU_TRY(cudaMemcpyAsync(g->x, x, (size_t)B * in * sizeof(float),
-	    cudaMemcpyHostToDevice, g->stream));
-	GPU_TRY(cudaMemcpyAsync(g->y, y, (size_t)B, cudaMemcpyHostToDevice,
-	    g->stream));
-	if (gpu_forward(g, B, err, errlen) != 0 ||
+	if (gpu_upload(g, x, B, err, errlen) != 0 ||
+	    gpu_forward(g, B, scale, err, errlen) != 0 ||
 	    gpu_backward(g, B, scale, err, errlen) != 0)
 		return -1;
 	GPU_TRY(cudaMemcpyAsync(&sum, g->loss, sizeof sum,

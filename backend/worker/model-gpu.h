@@ -7,8 +7,9 @@
  * micro-batch, runs the kernels of kernels/cuda, and brings the summed
  * gradient back for the exchange and the update, after which the new
  * parameters go up again.  Every layer must have CUDA entry points
- * (layer.h): linear and ReLU do, so mlp models run; a model kind that
- * spec.h marks as not cuda is refused already when the job is read.
+ * (layer.h): linear and ReLU do, and the transformer's layers, so mlp and
+ * gpt models run; a model kind that spec.h marks as not cuda (cnn) is
+ * refused already when the job is read.
  *
  * Each call returns 0, or -1 with the reason (file:line of the failing
  * CUDA call) in err.  In a build without CUDA every call fails, saying so.
@@ -38,11 +39,12 @@ int	model_gpu_set_params(struct model_gpu *, const float *params,
 	    char *err, size_t errlen);
 int	model_gpu_zero_grads(struct model_gpu *, char *err, size_t errlen);
 /*
- * Forward and backward of B samples (host x, y): the device gradients
+ * Forward and backward of B samples of in (host: a class model's images
+ * and labels, a token model's tokens and targets): the device gradients
  * gain the gradient of the summed loss times scale, and *loss the summed
  * loss (as model_forward returns it).  Waits for the device.
  */
-int	model_gpu_step(struct model_gpu *, const float *x, const uint8_t *y,
+int	model_gpu_step(struct model_gpu *, const struct model_input *in,
 	    int B, float scale, double *loss, char *err, size_t errlen);
 /* Download the n_params gradients into grads (host). */
 int	model_gpu_get_grads(struct model_gpu *, float *grads, char *err,
@@ -85,11 +87,10 @@ model_gpu_zero_grads(struct model_gpu *g, char *err, size_t errlen)
 }
 
 static inline int
-model_gpu_step(struct model_gpu *g, const float *x, const uint8_t *y, int B,
+model_gpu_step(struct model_gpu *g, const struct model_input *in, int B,
     float scale, double *loss, char *err, size_t errlen)
 {
-	(void)x;
-	(void)y;
+	(void)in;
 	(void)B;
 	(void)scale;
 	(void)loss;

@@ -109,8 +109,8 @@ tune_step(struct tune_ctx *ctx, struct model_gpu *g, int n, char *err,
 
 	if (g != NULL)
 		return model_gpu_zero_grads(g, err, errlen) != 0 ||
-		    model_gpu_step(g, ctx->probe->x, ctx->probe->y, n, 1.0f / n,
-		    &loss, err, errlen) != 0 ? -1 : 0;
+		    model_gpu_step(g, ctx->probe, n, 1.0f / n, &loss, err,
+		    errlen) != 0 ? -1 : 0;
 	memset(m->grads, 0, m->n_params * sizeof(float));
 	model_forward(m, ctx->probe, n, NULL);
 	model_backward(m, ctx->probe, n, 1.0f / n);

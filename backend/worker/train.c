@@ -206,8 +206,8 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 
 		train_dump_inputs(t, b);
 		if (t->gpu != NULL) {
-			if (model_gpu_step(t->gpu, b->x, b->y, b->n, scale,
-			    &local, err, errlen) != 0)
+			if (model_gpu_step(t->gpu, &in, b->n, scale, &local,
+			    err, errlen) != 0)
 				return -1;
 			continue;
 		}

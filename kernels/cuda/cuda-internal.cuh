@@ -12,6 +12,9 @@
  * calls the emitter with every item's offset, in index order.  The block
  * scans are CUB's; the scan over tiles is one block of 1024 threads with
  * a running carry, since there are few tiles (n / 4096).
+ *
+ * The transformer's kernels share, besides, the row-major GEMMs of
+ * linear.cu (on this thread's cuBLAS handle) and the warp reductions.
  */
 #ifndef HUNTER_CUDA_INTERNAL_CUH
 #define HUNTER_CUDA_INTERNAL_CUH
@@ -81,6 +84,51 @@ ws_part(T **part, void *base, size_t *off, size_t bytes)
 	if (base != nullptr)
 		*part = (T *)((char *)base + *off);
 	*off += align256(bytes);
+}
+
+/*
+ * Row-major C[M,N] = alpha op(A) op(B) + beta C, op a transpose where ta
+ * (tb) is set, on stream s (linear.cu); gemm_strided does batch of them,
+ * the i-th at A + i sa, B + i sb, C + i sc (the matrices of a batch may
+ * interleave, as the heads of one row do, but outputs must not overlap).
+ */
+int	gemm(cudaStream_t s, bool ta, bool tb, int M, int N, int K,
+	    float alpha, const float *A, int lda, const float *B, int ldb,
+	    float beta, float *C, int ldc);
+int	gemm_strided(cudaStream_t s, bool ta, bool tb, int M, int N, int K,
+	    float alpha, const float *A, int lda, long long sa,
+	    const float *B, int ldb, long long sb, float beta, float *C,
+	    int ldc, long long sc, int batch);
+/* y[rows,cols] = b in every row; db[cols] += the column sums of dy, the
+ * rows added in order (the CPU's bits). */
+int	bias_rows(float *y, const float *b, int rows, int cols,
+	    cudaStream_t s);
+int	bias_grad(float *db, const float *dy, int rows, int cols,
+	    cudaStream_t s);
+
+/* Sums and maxima across the 32 lanes of a warp (every lane gets it). */
+static __device__ __forceinline__ double
+warp_sum(double v)
+{
+	for (int off = 16; off > 0; off >>= 1)
+		v += __shfl_xor_sync(0xffffffffu, v, off);
+	return v;
+}
+
+static __device__ __forceinline__ float
+warp_sumf(float v)
+{
+	for (int off = 16; off > 0; off >>= 1)
+		v = __fadd_rn(v, __shfl_xor_sync(0xffffffffu, v, off));
+	return v;
+}
+
+static __device__ __forceinline__ float
+warp_max(float v)
+{
+	for (int off = 16; off > 0; off >>= 1)
+		v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
+	return v;
 }
 
 template <class W>

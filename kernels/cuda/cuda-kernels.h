@@ -21,6 +21,16 @@
  *   __fadd_rn where the CPU multiplies then adds);
  *   linear (cuBLAS SGEMM, full FP32, no TF32) and softmax-xent forward
  *   (CUDA's expf) within the tolerances the test states.
+ * The transformer's twins (kernels/cpu/transformer.h) keep that family's
+ * convention instead: input gradients ACCUMULATED too.  The same bits as
+ * the CPU: the embedding (its backward sorts, no atomics), the residual
+ * add, GELU, the projections' bias gradient; LayerNorm but in a rare last
+ * bit of a row's mean or deviation (double sums in another order); cuBLAS
+ * (the projections, the head, attention's products), attention's
+ * softmaxes (float sums in another order, CUDA's expf) and the vocabulary
+ * cross-entropy (CUDA's expf) within the tolerances test-cuda-gpt states.
+ * Every one is deterministic: the same inputs give the same bits.
+ *
  * Top-k and threshold take ties exactly as the CPU: the k-th largest key
  * and its tie quota are found first, and keys equal to it are taken in
  * index order while the quota lasts, so the lower index wins.  The one
@@ -100,6 +110,57 @@ int	cuda_sgd_step(float *p, const float *g, float *m, size_t n, float lr,
 int	cuda_adamw_step(float *p, const float *g, float *m, float *v,
 	    size_t n, float lr, float beta1, float beta2, float eps, float wd,
 	    long t, cudaStream_t);
+
+/* The transformer (transformer.h; shapes and semantics there). */
+
+int	cuda_embed_forward(float *out, const int32_t *tok, const float *wte,
+	    const float *wpe, int B, int T, int C, cudaStream_t);
+/* Bytes of workspace for cuda_embed_backward of N = B * T tokens below V. */
+size_t	cuda_embed_backward_workspace(int N, int V);
+int	cuda_embed_backward(float *dwte, float *dwpe, const float *dout,
+	    const int32_t *tok, int B, int T, int C, int V, void *ws,
+	    cudaStream_t);
+int	cuda_layernorm_forward(float *out, float *mean, float *rstd,
+	    const float *x, const float *w, const float *b, int N, int C,
+	    cudaStream_t);
+int	cuda_layernorm_backward(float *dx, float *dw, float *db,
+	    const float *dout, const float *x, const float *w,
+	    const float *mean, const float *rstd, int N, int C, cudaStream_t);
+/* y[N,OC] = x[N,C] w[C,OC] + b (b may be NULL); the backward as
+ * matmul_backward (dx, db skipped when NULL). */
+int	cuda_matmul_forward(float *y, const float *x, const float *w,
+	    const float *b, int N, int C, int OC, cudaStream_t);
+int	cuda_matmul_backward(float *dx, float *dw, float *db, const float *dy,
+	    const float *x, const float *w, int N, int C, int OC, cudaStream_t);
+int	cuda_head_forward(float *logits, const float *x, const float *wte,
+	    int N, int C, int V, cudaStream_t);
+int	cuda_head_backward(float *dx, float *dwte, const float *dlogits,
+	    const float *x, const float *wte, int N, int C, int V,
+	    cudaStream_t);
+/* att[B,H,T,T] as on the CPU; the backward takes
+ * cuda_attention_workspace(B, T, H) BYTES of scratch (max(B, H) T T
+ * floats: the CPU's loop over heads runs here a batch at a time). */
+size_t	cuda_attention_workspace(int B, int T, int H);
+int	cuda_attention_forward(float *out, float *att, const float *qkv, int B,
+	    int T, int C, int H, cudaStream_t);
+int	cuda_attention_backward(float *dqkv, const float *dout,
+	    const float *qkv, const float *att, float *ws, int B, int T, int C,
+	    int H, cudaStream_t);
+int	cuda_gelu_forward(float *y, const float *x, size_t n, cudaStream_t);
+int	cuda_gelu_backward(float *dx, const float *x, const float *dy,
+	    size_t n, cudaStream_t);
+int	cuda_residual_forward(float *out, const float *a, const float *b,
+	    size_t n, cudaStream_t);
+/* da += dout; db += dout; either may be NULL (skipped). */
+int	cuda_residual_backward(float *da, float *db, const float *dout,
+	    size_t n, cudaStream_t);
+/* Bytes of workspace for cuda_vocab_xent of N rows. */
+size_t	cuda_vocab_xent_workspace(int N);
+/* vocab_xent: *loss (device double, may be NULL) gets the summed loss of
+ * the rows whose target is not negative; scale not 0 overwrites logits
+ * with the gradient. */
+int	cuda_vocab_xent(float *logits, double *loss, const int32_t *target,
+	    int N, int V, float scale, void *ws, cudaStream_t);
 
 /* Gradient compression (compress.h; formats there). */
 

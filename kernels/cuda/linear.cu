@@ -41,6 +41,11 @@ static struct {
 			    cublasOperation_t, int, int, int, const float *,
 			    const float *, int, const float *, int,
 			    const float *, float *, int);
+	cublasStatus_t	(*SgemmStridedBatched)(cublasHandle_t,
+			    cublasOperation_t, cublasOperation_t, int, int,
+			    int, const float *, const float *, int, long long,
+			    const float *, int, long long, const float *,
+			    float *, int, long long, int);
 	const char	*(*GetStatusString)(cublasStatus_t);
 } cublas;
 static std::once_flag	cublas_once;
@@ -71,6 +76,8 @@ cublas_load(void)
 	    !cublas_sym(&cublas.SetStream, "cublasSetStream_v2") ||
 	    !cublas_sym(&cublas.SetMathMode, "cublasSetMathMode") ||
 	    !cublas_sym(&cublas.Sgemm, "cublasSgemm_v2") ||
+	    !cublas_sym(&cublas.SgemmStridedBatched,
+	    "cublasSgemmStridedBatched") ||
 	    !cublas_sym(&cublas.GetStatusString, "cublasGetStatusString")) {
 		dlclose(cublas.lib);
 		cublas.lib = nullptr;
@@ -220,5 +227,68 @@ cuda_linear_backward(float *dx, float *dw, float *db, const float *dy,
 		    s>>>(db, dy, B, out);
 		CUDA_LAUNCHED();
 	}
+	return 0;
+}
+
+/*
+ * The row-major products the transformer's kernels share (cuda-internal.cuh):
+ * C[M,N] = alpha op(A) op(B) + beta C is, column-major, C' = op(B)' op(A)'
+ * with the same transposition flags, as the table at the top shows for
+ * linear.
+ */
+int
+hk::gemm(cudaStream_t s, bool ta, bool tb, int M, int N, int K, float alpha,
+    const float *A, int lda, const float *B, int ldb, float beta, float *C,
+    int ldc)
+{
+	cublasHandle_t	h;
+
+	if (M <= 0 || N <= 0)
+		return 0;
+	if (linear_handle(&h, s) != 0)
+		return -1;
+	CUBLAS_CHECK(cublas.Sgemm(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N,
+	    ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &alpha, B, ldb, A, lda,
+	    &beta, C, ldc));
+	return 0;
+}
+
+int
+hk::gemm_strided(cudaStream_t s, bool ta, bool tb, int M, int N, int K,
+    float alpha, const float *A, int lda, long long sa, const float *B,
+    int ldb, long long sb, float beta, float *C, int ldc, long long sc,
+    int batch)
+{
+	cublasHandle_t	h;
+
+	if (M <= 0 || N <= 0 || batch <= 0)
+		return 0;
+	if (linear_handle(&h, s) != 0)
+		return -1;
+	CUBLAS_CHECK(cublas.SgemmStridedBatched(h, tb ? CUBLAS_OP_T :
+	    CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &alpha, B,
+	    ldb, sb, A, lda, sa, &beta, C, ldc, sc, batch));
+	return 0;
+}
+
+int
+hk::bias_rows(float *y, const float *b, int rows, int cols, cudaStream_t s)
+{
+	if (rows <= 0 || cols <= 0)
+		return 0;
+	linear_bias_rows<<<grid_for((size_t)rows * cols, EW_TPB), EW_TPB, 0,
+	    s>>>(y, b, rows, cols);
+	CUDA_LAUNCHED();
+	return 0;
+}
+
+int
+hk::bias_grad(float *db, const float *dy, int rows, int cols, cudaStream_t s)
+{
+	if (rows <= 0 || cols <= 0)
+		return 0;
+	linear_bias_grad<<<(cols + EW_TPB - 1) / EW_TPB, EW_TPB, 0, s>>>(db,
+	    dy, rows, cols);
+	CUDA_LAUNCHED();
 	return 0;
 }

@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/gpu/gpu-check.sh: the checks of the GPU path that need a GPU, in one
-# run of under 8 minutes on a machine with one GPU (an H200 here) and CUDA
+# run of under 9 minutes on a machine with one GPU (an H200 here) and CUDA
 # in /usr/local/cuda, no network needed:
 #   1. the programs: with GPU_PACK=DIR (or a .gpu-pack folder in the
 #      source tree), those tests/gpu/gpu-pack.sh built elsewhere, with the
@@ -8,16 +8,24 @@
 #      hunter's build dependencies; else build hunter out of tree with
 #      --with-cuda=yes (./bootstrap only if a build dependency is missing;
 #      it installs with apt);
-#   2. run tests/unit/test-cuda (every CUDA kernel and the device model
-#      against their CPU twins, the nccl backend) and test-nvml: they must
+#   2. run tests/unit/test-cuda (every CUDA kernel and the device model,
+#      an mlp's and a gpt's, against their CPU twins, the nccl backend),
+#      test-cuda-gpt (the transformer's twins) and test-nvml: they must
 #      PASS, a SKIP fails here;
 #   3. hunter --version, and NVML's view of the GPUs (tests/gpu/nvml-show);
 #   4. fmnist-mlp trained by `hunter run` on one GPU (device: cuda, a
 #      one-node cluster with one cuda slot), then on one CPU slot: test
 #      accuracy and samples/s of each, and their ratio;
-#   5. hunter bench cuda: the mlp step on the GPU kernels alone as
-#      samples/s, top-k GB/s against cudaMemcpy, NCCL allreduce (world 1)
-#      and the compressed exchange path.
+#   5. a byte-level gpt (L=2, H=4, C=128, T=64) trained by `hunter run` on
+#      200 kB of this tree's documentation and sources, on the GPU, then
+#      on a CPU slot: both finish, the first step's loss agrees within
+#      1e-4 relative (the same parameters and batch), the final
+#      validation loss within 3% (trajectories apart by rounding only),
+#      and samples/s of each;
+#   6. hunter bench cuda: the mlp step on the GPU kernels alone as
+#      samples/s, the gpt S shape's step on the device model, top-k GB/s
+#      against cudaMemcpy, NCCL allreduce (world 1) and the compressed
+#      exchange path.
 # Everything printed also goes to $OUT/gpu-check.txt when OUT is set, with
 # the test logs beside it.  A failed test does not stop the run (the
 # benchmark still runs, for the numbers); a failed build does.  Exit 0
@@ -48,7 +56,8 @@ finish() {
 	    "in $(( $(date +%s) - start ))s"
 	if [ -n "${OUT:-}" ]; then
 		for f in tests/unit/test-cuda.log tests/unit/test-nvml.log \
-		    train-cuda.out train-cpu.out config.log; do
+		    tests/unit/test-cuda-gpt.log train-cuda.out train-cpu.out \
+		    gpt-cuda.out gpt-cpu.out config.log; do
 			[ -f "$BUILD/$f" ] && cp "$BUILD/$f" "$OUT/" 2>/dev/null
 		done
 		echo "$rc" > "$OUT/.rc"
@@ -93,6 +102,7 @@ for p in nvidia.__path__:
 	export LD_LIBRARY_PATH
 	BIN=$PACK/bin
 	HUNTER=$BIN/hunter TEST_CUDA=$BIN/test-cuda TEST_NVML=$BIN/test-nvml
+	TEST_CUDA_GPT=$BIN/test-cuda-gpt
 	NVML_SHOW=$BIN/nvml-show
 	DATA=$PACK/data/fashion-mnist
 	missing=$(for p in "$BIN"/*; do ldd "$p" | grep "not found"; done |
@@ -150,6 +160,7 @@ else
 	echo "built"
 	HUNTER=$BUILD/hunter TEST_CUDA=$BUILD/tests/unit/test-cuda
 	TEST_NVML=$BUILD/tests/unit/test-nvml
+	TEST_CUDA_GPT=$BUILD/tests/unit/test-cuda-gpt
 	NVML_SHOW=$BUILD/tests/gpu/nvml-show
 	DATA=/usr/share/datasets/fashion-mnist
 fi
@@ -187,6 +198,15 @@ elif grep -q "SKIPPED" "$BUILD/test-cuda.out"; then
 	flop "some CUDA tests were skipped" test-cuda
 else
 	echo "test-cuda: PASS"
+fi
+timeout 300 "$TEST_CUDA_GPT" >"$BUILD/tests/unit/test-cuda-gpt.log" 2>&1
+rc=$?
+cat "$BUILD/tests/unit/test-cuda-gpt.log"
+if [ "$rc" != 0 ] || grep -q "SKIPPED" "$BUILD/tests/unit/test-cuda-gpt.log"
+then
+	flop "test-cuda-gpt exited $rc (77: skipped)" test-cuda-gpt
+else
+	echo "test-cuda-gpt: PASS"
 fi
 if timeout 60 "$TEST_NVML" >"$BUILD/tests/unit/test-nvml.log" 2>&1; then
 	echo "test-nvml: PASS"
@@ -245,6 +265,63 @@ then
 	    "$(cat "$BUILD/train-cuda.out.rate")" \
 	    "$(cat "$BUILD/train-cpu.out.rate")"
 fi
+
+step "a byte-level gpt by hunter run: one GPU, then one CPU slot"
+cat "$SRC"/README.md "$SRC"/docs/*.md "$SRC"/hunter.1 "$SRC"/backend/*/*.c |
+    head -c 200000 > "$BUILD/gpt-text.txt"
+gpt() {	# device
+	cat > "$BUILD/gpt-$1.yaml" <<EOF
+name: gpu-check-gpt
+resources: {ranks: 1, device: $1}
+model: {type: gpt, layers: 2, heads: 4, channels: 128, context: 64}
+data: {format: text, path: $BUILD/gpt-text.txt}
+train:
+  epochs: 1
+  seed: 5
+  lr: {base: 0.003, schedule: cosine, warmup_steps: 20}
+  batch: {global: 16, micro: 8}
+compression: {method: none}
+checkpoint: {every_steps: 0, keep: 1}
+EOF
+	rm -rf "$BUILD/gstate-$1"
+	HUNTER_STATE_DIR=$BUILD/gstate-$1 timeout 240 "$HUNTER" run --json \
+	    --trace-steps 1 --cluster "$BUILD/gpu-cluster.yaml" \
+	    "$BUILD/gpt-$1.yaml" >"$BUILD/gpt-$1.out" 2>&1
+	echo "exit $?" >> "$BUILD/gpt-$1.out"
+	grep -E '"t":"summary"|"kind":"(failed|refused)"|^exit' \
+	    "$BUILD/gpt-$1.out" | cut -c1-400
+}
+gpt cuda
+gpt cpu
+python3 - "$BUILD/gpt-cuda.out" "$BUILD/gpt-cpu.out" <<'EOF' ||
+# Both finished; the first step's loss and the final val_loss agree.
+import json, sys
+runs = []
+for p in sys.argv[1:]:
+    objs = []
+    for line in open(p):
+        try:
+            objs.append(json.loads(line))
+        except ValueError:
+            pass
+    steps = [o for o in objs if o.get("t") == "step"]
+    summ = [o for o in objs if o.get("t") == "summary"]
+    if not steps or not summ or summ[-1].get("state") != "finished":
+        print("%s: did not finish" % p)
+        sys.exit(1)
+    runs.append((steps[0]["loss"], summ[-1]))
+for name, (first, s) in zip(("GPU", "CPU"), runs):
+    print("%s: first loss %.6f, val_loss %.4f, %.0f samples/s (x 64 "
+          "tokens), %.1f s" % (name, first, s["val_loss"],
+          s["samples_per_s"], s["wall_s"]))
+(g1, gs), (c1, cs) = runs
+print("GPU / CPU samples/s: %.2f" % (gs["samples_per_s"] /
+      cs["samples_per_s"]))
+ok = abs(g1 - c1) <= 1e-4 * abs(c1)
+ok = ok and abs(gs["val_loss"] - cs["val_loss"]) <= 0.03 * cs["val_loss"]
+sys.exit(0 if ok and gs["val_loss"] < 4.0 else 1)
+EOF
+	flop "the gpt on the GPU against the CPU" gpt-gpu
 
 step "hunter bench cuda"
 timeout 240 "$HUNTER" bench cuda || flop "hunter bench cuda" bench-cuda

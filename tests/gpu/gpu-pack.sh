@@ -4,7 +4,7 @@
 # dependencies and no network (the lent H200 machines: see
 # docs/architecture.md, "The GPU path").  It builds hunter with
 # --with-cuda=yes out of tree and puts into one folder:
-#   bin/      hunter, tests/unit/test-cuda, test-nvml (with
+#   bin/      hunter, tests/unit/test-cuda, test-cuda-gpt, test-nvml (with
 #             libfake-nvml.so beside it) and nvml-show;
 #   lib.tar.xz  the shared libraries they load that are not glibc, the
 #             C++ runtime or CUDA's (Gloo, OpenBLAS, libyaml, jansson,
@@ -36,14 +36,15 @@ mkdir -p "$BUILD"
 (cd "$BUILD" && "$SRC/configure" -q --with-cuda=yes) ||
 	die "configure --with-cuda=yes failed"
 make -C "$BUILD" -j"$JOBS" hunter tests/unit/test-cuda \
-	tests/unit/test-nvml tests/unit/libfake-nvml.so \
+	tests/unit/test-cuda-gpt tests/unit/test-nvml tests/unit/libfake-nvml.so \
 	tests/gpu/nvml-show >"$BUILD/make.out" 2>&1 ||
 	{ tail -30 "$BUILD/make.out"; die "make failed"; }
 
 echo "== pack into $PACK"
 rm -rf "$PACK"
 mkdir -p "$PACK/bin" "$PACK/lib" "$PACK/data/fashion-mnist"
-for p in hunter tests/unit/test-cuda tests/unit/test-nvml \
+for p in hunter tests/unit/test-cuda tests/unit/test-cuda-gpt \
+    tests/unit/test-nvml \
     tests/unit/libfake-nvml.so tests/gpu/nvml-show; do
 	cp "$BUILD/$p" "$PACK/bin/"
 done

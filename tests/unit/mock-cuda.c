@@ -20,6 +20,7 @@
 
 #include "tests/unit/mock-cuda.h"
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/transformer.h"
 #include "kernels/cuda/cuda-kernels.h"
 
 size_t	mock_cuda_capacity;
@@ -120,6 +121,16 @@ cuda_last_error(void)
 }
 
 int
+cuda_fail(const char *file, int line, const char *what, const char *why)
+{
+	(void)file;
+	(void)line;
+	(void)what;
+	(void)why;
+	return -1;
+}
+
+int
 cuda_blas_init(int *oom)
 {
 	*oom = 0;
@@ -192,5 +203,191 @@ cuda_softmax_xent_backward(float *dlogits, const float *probs,
 	(void)s;
 	mock_cuda_calls++;
 	softmax_xent_backward(dlogits, probs, labels, B, C, scale);
+	return 0;
+}
+
+/* The transformer's twins, each its CPU twin (transformer.h). */
+
+int
+cuda_embed_forward(float *out, const int32_t *tok, const float *wte,
+    const float *wpe, int B, int T, int C, cudaStream_t s)
+{
+	(void)s;
+	mock_cuda_calls++;
+	embed_forward(out, tok, wte, wpe, B, T, C);
+	return 0;
+}
+
+size_t
+cuda_embed_backward_workspace(int N, int V)
+{
+	(void)V;
+	return (size_t)N * 3 * sizeof(int32_t);	/* as the sort takes */
+}
+
+int
+cuda_embed_backward(float *dwte, float *dwpe, const float *dout,
+    const int32_t *tok, int B, int T, int C, int V, void *ws, cudaStream_t s)
+{
+	(void)V;
+	(void)ws;
+	(void)s;
+	mock_cuda_calls++;
+	embed_backward(dwte, dwpe, dout, tok, B, T, C);
+	return 0;
+}
+
+int
+cuda_layernorm_forward(float *out, float *mean, float *rstd, const float *x,
+    const float *w, const float *b, int N, int C, cudaStream_t s)
+{
+	(void)s;
+	mock_cuda_calls++;
+	layernorm_forward(out, mean, rstd, x, w, b, N, C);
+	return 0;
+}
+
+int
+cuda_layernorm_backward(float *dx, float *dw, float *db, const float *dout,
+    const float *x, const float *w, const float *mean, const float *rstd,
+    int N, int C, cudaStream_t s)
+{
+	(void)s;
+	mock_cuda_calls++;
+	layernorm_backward(dx, dw, db, dout, x, w, mean, rstd, N, C);
+	return 0;
+}
+
+int
+cuda_matmul_forward(float *y, const float *x, const float *w, const float *b,
+    int N, int C, int OC, cudaStream_t s)
+{
+	(void)s;
+	mock_cuda_calls++;
+	matmul_forward(y, x, w, b, N, C, OC);
+	return 0;
+}
+
+int
+cuda_matmul_backward(float *dx, float *dw, float *db, const float *dy,
+    const float *x, const float *w, int N, int C, int OC, cudaStream_t s)
+{
+	(void)s;
+	mock_cuda_calls++;
+	matmul_backward(dx, dw, db, dy, x, w, N, C, OC);
+	return 0;
+}
+
+int
+cuda_head_forward(float *logits, const float *x, const float *wte, int N,
+    int C, int V, cudaStream_t s)
+{
+	(void)s;
+	mock_cuda_calls++;
+	head_forward(logits, x, wte, N, C, V);
+	return 0;
+}
+
+int
+cuda_head_backward(float *dx, float *dwte, const float *dlogits,
+    const float *x, const float *wte, int N, int C, int V, cudaStream_t s)
+{
+	(void)s;
+	mock_cuda_calls++;
+	head_backward(dx, dwte, dlogits, x, wte, N, C, V);
+	return 0;
+}
+
+/* What the device's takes, so that the mock's memory is the device's;
+ * the CPU twin uses the first T * T floats. */
+size_t
+cuda_attention_workspace(int B, int T, int H)
+{
+	return (size_t)(B > H ? B : H) * T * T * sizeof(float);
+}
+
+int
+cuda_attention_forward(float *out, float *att, const float *qkv, int B,
+    int T, int C, int H, cudaStream_t s)
+{
+	(void)s;
+	mock_cuda_calls++;
+	attention_forward(out, att, qkv, B, T, C, H);
+	return 0;
+}
+
+int
+cuda_attention_backward(float *dqkv, const float *dout, const float *qkv,
+    const float *att, float *ws, int B, int T, int C, int H, cudaStream_t s)
+{
+	(void)s;
+	mock_cuda_calls++;
+	attention_backward(dqkv, dout, qkv, att, ws, B, T, C, H);
+	return 0;
+}
+
+int
+cuda_gelu_forward(float *y, const float *x, size_t n, cudaStream_t s)
+{
+	(void)s;
+	mock_cuda_calls++;
+	gelu_forward(y, x, n);
+	return 0;
+}
+
+int
+cuda_gelu_backward(float *dx, const float *x, const float *dy, size_t n,
+    cudaStream_t s)
+{
+	(void)s;
+	mock_cuda_calls++;
+	gelu_backward(dx, x, dy, n);
+	return 0;
+}
+
+int
+cuda_residual_forward(float *out, const float *a, const float *b, size_t n,
+    cudaStream_t s)
+{
+	(void)s;
+	mock_cuda_calls++;
+	residual_forward(out, a, b, n);
+	return 0;
+}
+
+/* residual_backward takes both gradients; the device's either. */
+int
+cuda_residual_backward(float *da, float *db, const float *dout, size_t n,
+    cudaStream_t s)
+{
+	(void)s;
+	mock_cuda_calls++;
+	for (size_t i = 0; i < n; i++) {
+		if (da != NULL)
+			da[i] += dout[i];
+		if (db != NULL)
+			db[i] += dout[i];
+	}
+	return 0;
+}
+
+size_t
+cuda_vocab_xent_workspace(int N)
+{
+	return (size_t)N * sizeof(double);
+}
+
+int
+cuda_vocab_xent(float *logits, double *loss, const int32_t *target, int N,
+    int V, float scale, void *ws, cudaStream_t s)
+{
+	double	 sum;
+
+	(void)ws;
+	(void)s;
+	mock_cuda_calls++;
+	sum = vocab_xent(logits, target, N, V, scale);
+	if (loss != NULL)
+		*loss = sum;
 	return 0;
 }

@@ -16,6 +16,8 @@
  * model's two: the summed loss within
  * 1e-5 * (1 + |cpu|), each gradient within 1e-3 * |cpu| + 1e-4 * the
  * largest |cpu| (three layers of the linear tolerance above, compounded).
+ * The same for a gpt's step, with the same tolerances (its twins are
+ * checked one by one in test-cuda-gpt.c).
  *
  * Without a CUDA device every GPU test calls skip() and the program exits
  * 77, so automake reports SKIP, never PASS.  What does run without one is
@@ -1004,12 +1006,12 @@ tc_model_step(struct model *m, struct model_gpu *g, const float *x,
 	model_backward(m, &in[1], 32, scale);
 	if (model_gpu_zero_grads(g, err, sizeof err) != 0)
 		fail_msg("%s: %s", what, err);
-	if (whole && model_gpu_step(g, x, y, 96, scale, &ld, err,
-	    sizeof err) != 0)
+	if (whole && model_gpu_step(g, &(struct model_input){ .x = x, .y = y },
+	    96, scale, &ld, err, sizeof err) != 0)
 		fail_msg("%s: %s", what, err);
-	if (!whole && (model_gpu_step(g, x, y, 64, scale, &ld, err,
-	    sizeof err) != 0 || model_gpu_step(g, x + 64 * 784, y + 64, 32,
-	    scale, &ld, err, sizeof err) != 0))
+	if (!whole && (model_gpu_step(g, &in[0], 64, scale, &ld, err,
+	    sizeof err) != 0 || model_gpu_step(g, &in[1], 32, scale, &ld, err,
+	    sizeof err) != 0))
 		fail_msg("%s: %s", what, err);
 	if (model_gpu_get_grads(g, dg, err, sizeof err) != 0)
 		fail_msg("%s: %s", what, err);
@@ -1054,13 +1056,91 @@ t_model_gpu(void **state)
 		fail_msg("model_gpu_set_params: %s", err);
 	tc_model_step(m, g, x, y, 0, "step 2, new parameters");
 	/* More samples than the device model was made for. */
-	assert_int_equal(model_gpu_step(g, x, y, 97, 1.0f, &loss, err,
-	    sizeof err), -1);
+	assert_int_equal(model_gpu_step(g, &(struct model_input){ .x = x,
+	    .y = y }, 97, 1.0f, &loss, err, sizeof err), -1);
 	assert_non_null(strstr(err, "made for 96"));
 	model_gpu_free(g);
 	model_free(m);
 	free(x);
 	free(y);
+}
+
+/*
+ * A gpt (L=2, H=2, C=32, T=16, V=256) on random tokens, some targets left
+ * out: two micro-batches (5 + 3 windows) on the host; on the device the
+ * same two, or all 8 at once, with the same tolerances as the mlp's.
+ */
+static void
+tc_gpt_step(struct model *m, struct model_gpu *g, const int32_t *tok,
+    const int32_t *tgt, int whole, const char *what)
+{
+	float	*dg = xalloc(m->n_params * sizeof *dg);
+	float	 scale = 1.0f / (8 * 16);
+	double	 lh = 0, ld = 0;
+	char	 err[512];
+	struct model_input in[3];
+
+	memset(m->grads, 0, m->n_params * sizeof(float));
+	in[0] = (struct model_input){ .tok = tok, .tgt = tgt };
+	in[1] = (struct model_input){ .tok = tok + 5 * 16, .tgt = tgt + 5 * 16 };
+	in[2] = in[0];
+	lh += model_forward(m, &in[0], 5, NULL);
+	model_backward(m, &in[0], 5, scale);
+	lh += model_forward(m, &in[1], 3, NULL);
+	model_backward(m, &in[1], 3, scale);
+	if (model_gpu_zero_grads(g, err, sizeof err) != 0)
+		fail_msg("%s: %s", what, err);
+	if (whole && model_gpu_step(g, &in[2], 8, scale, &ld, err,
+	    sizeof err) != 0)
+		fail_msg("%s: %s", what, err);
+	if (!whole && (model_gpu_step(g, &in[0], 5, scale, &ld, err,
+	    sizeof err) != 0 || model_gpu_step(g, &in[1], 3, scale, &ld, err,
+	    sizeof err) != 0))
+		fail_msg("%s: %s", what, err);
+	if (model_gpu_get_grads(g, dg, err, sizeof err) != 0)
+		fail_msg("%s: %s", what, err);
+	print_message("    %s: loss gpu %.9g cpu %.9g\n", what, ld, lh);
+	assert_true(fabs(ld - lh) <= 1e-5 * (1 + fabs(lh)));
+	tc_grads_close(dg, m->grads, m->n_params, what);
+	free(dg);
+}
+
+static void
+t_model_gpu_gpt(void **state)
+{
+	struct job_spec		 job;
+	struct spec_errors	 errs = { 0 };
+	const char		*yaml = "name: g\nmodel: {type: gpt, layers: 2, "
+				    "heads: 2, channels: 32, context: 16}\n";
+	struct model		*m;
+	struct model_gpu	*g;
+	int32_t			 tok[2 * 8 * 16];
+	char			 err[512];
+	int			 oom;
+
+	NEED_GPU();
+	rng_seed(&tc_rng, 24, 0);
+	for (int i = 0; i < 2 * 8 * 16; i++)
+		tok[i] = (int32_t)rng_below(&tc_rng, 256);
+	for (int i = 8 * 16; i < 2 * 8 * 16; i += 11)
+		tok[i] = -1;		/* no target there */
+	assert_int_equal(spec_parse_job("g.yaml", yaml, strlen(yaml), &job,
+	    &errs), 0);
+	m = model_create(&job, 16, 1, 1, 256, 5, 42);
+	assert_non_null(m);
+	if ((g = model_gpu_create(m, 8, &oom, err, sizeof err)) == NULL)
+		fail_msg("model_gpu_create: %s", err);
+	if (model_gpu_set_params(g, m->params, err, sizeof err) != 0)
+		fail_msg("model_gpu_set_params: %s", err);
+	tc_gpt_step(m, g, tok, tok + 8 * 16, 0, "gpt step 1, 5 + 3");
+	tc_gpt_step(m, g, tok, tok + 8 * 16, 1, "gpt step 1, 8 at once");
+	for (size_t i = 0; i < m->n_params; i++)
+		m->params[i] -= 0.5f * m->grads[i];
+	if (model_gpu_set_params(g, m->params, err, sizeof err) != 0)
+		fail_msg("model_gpu_set_params: %s", err);
+	tc_gpt_step(m, g, tok, tok + 8 * 16, 0, "gpt step 2, new parameters");
+	model_gpu_free(g);
+	model_free(m);
 }
 
 int
@@ -1084,6 +1164,7 @@ main(void)
 		cmocka_unit_test(t_nccl_lonely),
 		cmocka_unit_test(t_model_gpu_refuses),
 		cmocka_unit_test(t_model_gpu),
+		cmocka_unit_test(t_model_gpu_gpt),
 	};
 	int			rc;
 

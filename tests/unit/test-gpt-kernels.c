@@ -407,6 +407,14 @@ t_gelu(void **state)
 	assert_true(gk_worst(y, d_y, GK_N * GK_C) < 1e-5);
 	gelu_backward(dx, x, r, GK_N * GK_C);
 	gk_check_grad("gelu dx", dx, base, ref_gelu, d_x, GK_N * GK_C);
+	/* Far out: 0 below (an exp far past a float's range, once an
+	 * int conversion out of range), x above. */
+	{
+		float	 far[2] = { -3000.0f, 3000.0f }, out[2];
+
+		gelu_forward(out, far, 2);
+		assert_true(out[0] == 0.0f && out[1] == 3000.0f);
+	}
 }
 
 /* --- residual: a = d_x, b = d_w --- */

@@ -13,6 +13,10 @@
  *    fails the sizes the device cannot hold (an out-of-memory, peak
  *    bytes within the budget), its largest fit is the largest the device
  *    holds, and the job then trains at the size it chose;
+ *  - the same for a small gpt on text (tokens and targets uploaded, the
+ *    vocabulary loss written over the logits on the device, the
+ *    transformer's layers through their device entry points), and its
+ *    micro-batch search failing the sizes the device cannot hold;
  *  - every byte of "device" memory is given back;
  *  - every model kind of spec.h has a builder, and the device model runs
  *    exactly the kinds spec.h says cuda runs.
@@ -79,6 +83,30 @@ write_set(const char *images, const char *labels, int n, uint64_t seed)
 	fclose(fl);
 }
 
+/* n bytes of words drawn from a few, for the gpt: text.txt. */
+static void
+write_text(size_t n, uint64_t seed)
+{
+	static const char *const words[] = { "the", "cat", "sat", "on", "a",
+	    "mat", "and", "dog", "ran", "far", "away", "from", "home" };
+	char	 path[256];
+	size_t	 len = 0;
+	FILE	*f;
+	struct rng r;
+
+	rng_seed(&r, seed, 0);
+	snprintf(path, sizeof path, "%s/text.txt", tg_dir);
+	assert_non_null(f = fopen(path, "wb"));
+	while (len < n) {
+		const char *w = words[rng_below(&r, sizeof words /
+		    sizeof *words)];
+
+		len += (size_t)fprintf(f, "%s%s", w, rng_below(&r, 8) == 0 ?
+		    ".\n" : " ");
+	}
+	fclose(f);
+}
+
 static int
 setup(void **state)
 {
@@ -87,6 +115,7 @@ setup(void **state)
 	assert_non_null(mkdtemp(tg_dir));
 	write_set("train-images-idx3-ubyte", "train-labels-idx1-ubyte", 512, 1);
 	write_set("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte", 128, 2);
+	write_text(6000, 3);
 	return 0;
 }
 
@@ -95,7 +124,7 @@ teardown(void **state)
 {
 	static const char *const names[] = { "train-images-idx3-ubyte",
 	    "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
-	    "t10k-labels-idx1-ubyte" };
+	    "t10k-labels-idx1-ubyte", "text.txt" };
 	char	 path[256];
 
 	(void)state;
@@ -126,10 +155,9 @@ tg_on_autotune(void *ctx, const struct autotune_trial *t, int n, int micro,
 	run->micro = micro;
 }
 
-/* Train the job (device and batch as given) on one rank; 0 or fail. */
+/* Train the job of yaml on one rank; 0 or fail. */
 static void
-tg_train(const char *device, const char *batch, const char *memory,
-    struct tg_run *run)
+tg_train_yaml(const char *yaml, const char *device, struct tg_run *run)
 {
 	struct train_hooks	 hooks = { .ctx = run,
 	    .on_autotune = tg_on_autotune };
@@ -137,7 +165,24 @@ tg_train(const char *device, const char *batch, const char *memory,
 	    .checkpoint_dir = "" };
 	struct spec_errors	 errs = { 0 };
 	struct job_spec		 job;
-	char			 yaml[1024], err[512];
+	char			 err[512];
+
+	if (spec_parse_job("g.yaml", yaml, strlen(yaml), &job, &errs) != 0)
+		fail_msg("job: %s", errs.v[0].msg);
+	cfg.job = &job;
+	memset(run, 0, sizeof *run);
+	hooks.ctx = run;
+	if (train_run(&cfg, &hooks, &run->sum, err, sizeof err) != 0)
+		fail_msg("%s run: %s", device, err);
+	assert_string_equal(run->sum.state, "finished");
+}
+
+/* Train the mlp job (device and batch as given) on one rank. */
+static void
+tg_train(const char *device, const char *batch, const char *memory,
+    struct tg_run *run)
+{
+	char	 yaml[1024];
 
 	snprintf(yaml, sizeof yaml,
 	    "name: g\n"
@@ -151,14 +196,31 @@ tg_train(const char *device, const char *batch, const char *memory,
 	    "  lr: {base: 0.05, schedule: cosine, warmup_steps: 5}\n"
 	    "  batch: %s\n"
 	    "compression: {method: none}\n", device, memory, tg_dir, batch);
-	if (spec_parse_job("g.yaml", yaml, strlen(yaml), &job, &errs) != 0)
-		fail_msg("job: %s", errs.v[0].msg);
-	cfg.job = &job;
-	memset(run, 0, sizeof *run);
-	hooks.ctx = run;
-	if (train_run(&cfg, &hooks, &run->sum, err, sizeof err) != 0)
-		fail_msg("%s run: %s", device, err);
-	assert_string_equal(run->sum.state, "finished");
+	tg_train_yaml(yaml, device, run);
+}
+
+/* A small gpt (GPT-2's defaults: AdamW, clipping) on text.txt. */
+#define TG_GPT_MODEL	"{type: gpt, layers: 2, heads: 2, channels: 32, " \
+	"context: 16}"
+
+static void
+tg_train_gpt(const char *device, const char *batch, struct tg_run *run)
+{
+	char	 yaml[1024];
+
+	snprintf(yaml, sizeof yaml,
+	    "name: g\n"
+	    "resources: {ranks: 1, device: %s, memory_per_rank: 2GiB}\n"
+	    "model: " TG_GPT_MODEL "\n"
+	    "data: {format: text, path: %s/text.txt, prefetch: 2}\n"
+	    "train:\n"
+	    "  epochs: 1\n"
+	    "  seed: 11\n"
+	    "  lr: {base: 0.003, schedule: cosine, warmup_steps: 10}\n"
+	    "  batch: %s\n"
+	    "  eval_every: 20\n"
+	    "compression: {method: none}\n", device, tg_dir, batch);
+	tg_train_yaml(yaml, device, run);
 }
 
 static void
@@ -216,6 +278,93 @@ t_device_oom(void **state)
 	assert_int_equal(mock_cuda_used, 0);
 }
 
+/* The gpt on the device: the same bits as on the host. */
+static void
+t_gpt_same_bits(void **state)
+{
+	struct tg_run	 cpu, gpu;
+	long		 calls;
+
+	(void)state;
+	tg_train_gpt("cpu", "{global: 8, micro: 2}", &cpu);
+	calls = mock_cuda_calls;
+	tg_train_gpt("cuda", "{global: 8, micro: 2}", &gpu);
+	print_message("    gpt cpu: crc %s val_loss %.6f, %ld steps; mock GPU: "
+	    "crc %s val_loss %.6f, %ld steps, %ld kernels\n",
+	    cpu.sum.params_crc32, cpu.sum.val_loss, cpu.sum.steps,
+	    gpu.sum.params_crc32, gpu.sum.val_loss, gpu.sum.steps,
+	    mock_cuda_calls - calls);
+	/* Each micro-batch: 2 blocks of 10 layers, the embedding, ln_f and
+	 * the head forward (23), the same backward but for the 4 residual
+	 * adds, which copy their gradient (19), and the loss: 43 kernels. */
+	assert_true(gpu.sum.steps >= 20);
+	assert_true(mock_cuda_calls - calls >= gpu.sum.steps * 4 * 43);
+	assert_string_equal(gpu.sum.params_crc32, cpu.sum.params_crc32);
+	assert_true(gpu.sum.evaluated && !gpu.sum.has_acc);
+	assert_int_equal(gpu.sum.tokens, 16);
+	assert_true(gpu.sum.val_loss == cpu.sum.val_loss);
+	assert_true(cpu.sum.val_loss < 5.0);	/* below ln 256: it learned */
+	assert_int_equal(gpu.sum.accum, 4);
+	assert_int_equal(mock_cuda_used, 0);
+}
+
+/* Device bytes of the gpt's device model for B samples. */
+static size_t
+tg_gpt_bytes(int B)
+{
+	struct spec_errors errs = { 0 };
+	struct job_spec	 job;
+	struct model	*m;
+	struct model_gpu *g;
+	const char	*yaml = "name: g\nmodel: " TG_GPT_MODEL "\n";
+	char		 err[256];
+	size_t		 used;
+	int		 oom;
+
+	assert_int_equal(spec_parse_job("g.yaml", yaml, strlen(yaml), &job,
+	    &errs), 0);
+	assert_non_null(m = model_create(&job, 16, 1, 1, 256, 1, 1));
+	if ((g = model_gpu_create(m, B, &oom, err, sizeof err)) == NULL)
+		fail_msg("model_gpu_create: %s", err);
+	used = mock_cuda_used;
+	model_gpu_free(g);
+	model_free(m);
+	return used;
+}
+
+/* A gpt's micro-batch search on a device that holds 4 samples, not 8. */
+static void
+t_gpt_device_oom(void **state)
+{
+	struct tg_run	 run;
+	size_t		 b4 = tg_gpt_bytes(4), b8 = tg_gpt_bytes(8);
+	int		 oom = 0, fit = 0;
+
+	(void)state;
+	print_message("    gpt device model: %zu bytes at 4 samples, %zu at "
+	    "8\n", b4, b8);
+	assert_true(b4 < b8);
+	mock_cuda_capacity = (b4 + b8) / 2;
+	tg_train_gpt("cuda", "{global: 16, micro: auto}", &run);
+	mock_cuda_capacity = 0;
+	for (int i = 0; i < run.ntrials; i++) {
+		const struct autotune_trial *t = &run.trials[i];
+
+		print_message("    size %4d  %-4s  %8zu tracked bytes\n", t->size,
+		    t->fit ? "fit" : "over", t->peak_bytes);
+		if (t->fit)
+			fit = fit > t->size ? fit : t->size;
+		else if (t->peak_bytes <= 2ULL << 30)
+			oom++;			/* the device said no */
+	}
+	assert_true(oom >= 1);
+	assert_int_equal(fit, 4);
+	assert_true(run.micro >= 1 && run.micro <= 4 && 16 % run.micro == 0);
+	assert_int_equal(run.sum.micro_batch, run.micro);
+	assert_int_equal(run.sum.accum, 16 / run.micro);
+	assert_int_equal(mock_cuda_used, 0);
+}
+
 static void
 t_kinds(void **state)
 {
@@ -252,6 +401,8 @@ main(void)
 	const struct CMUnitTest	tests[] = {
 		cmocka_unit_test(t_same_bits),
 		cmocka_unit_test(t_device_oom),
+		cmocka_unit_test(t_gpt_same_bits),
+		cmocka_unit_test(t_gpt_device_oom),
 		cmocka_unit_test(t_kinds),
 	};
 

@@ -255,6 +255,7 @@ t_model_kinds(void **state)
 	assert_string_equal(spec_model_kind(MODEL_MLP)->name, "mlp");
 	assert_true(spec_model_kind(MODEL_MLP)->cuda);
 	assert_false(spec_model_kind(MODEL_CNN)->cuda);
+	assert_true(spec_model_kind(MODEL_GPT)->cuda);
 	assert_null(spec_model_kind((enum spec_model)7));
 	assert_string_equal(spec_model_name((enum spec_model)7), "?");
 }
@@ -338,8 +339,10 @@ t_micro(void **state)
 	    "steps_per_trial: 5}}\n"), 0);
 	assert_int_equal(job.train.batch.steps_per_trial, 5);
 	expect_job_error("name: x\nresources: {device: cuda}\n"
-	    "model: {type: cnn}\n", 2, 13, "resources.device: cuda runs mlp "
-	    "models only");
+	    "model: {type: cnn}\n", 2, 13, "resources.device: cuda runs mlp, "
+	    "gpt models only");
+	assert_int_equal(parse("name: x\nresources: {device: cuda}\n"
+	    "model: {type: gpt}\n"), 0);
 	expect_job_error("name: x\ntrain: {batch: {steps_per_trial: 0}}\n", 2,
 	    34, "train.batch.steps_per_trial: must be > 0, got 0");
 }
