@@ -12,7 +12,8 @@
 "$PY" "$SRCDIR/tests/integration/fakeagent.py" "$T/nodes" hold k > "$T/fake.log" 2>&1 &
 fake=$!
 cleanup_hooks="kill $fake 2>/dev/null || true"
-for i in $(seq 100); do [ -f "$T/nodes/ready" ] && break; sleep 0.1; done
+_ready1() { [ -f "$T/nodes/ready" ]; }
+poll_until 10 _ready1 || true
 [ -f "$T/nodes/ready" ] || fail "the fake agent did not start"
 cat > "$T/cluster.yaml" <<EOC
 cluster: peers
@@ -25,7 +26,8 @@ timeout 120 "$HUNTER" run --json --cluster "$T/cluster.yaml" "$T/j.yaml" \
 	> "$T/out" 2> "$T/err" &
 run=$!
 cleanup_hooks="$cleanup_hooks; kill $run 2>/dev/null || true"
-for i in $(seq 100); do grep -q '"kind":"placed"' "$T/out" 2>/dev/null && break; sleep 0.1; done
+_ready2() { grep -q '"kind":"placed"' "$T/out" 2>/dev/null; }
+poll_until 10 _ready2 || true
 grep -q '"kind":"placed"' "$T/out" || { cat "$T/err"; fail "the job was not placed"; }
 backend=$(pgrep -P $run)	# hunter run itself, under timeout
 [ -n "$backend" ] || fail "no backend process under $run"

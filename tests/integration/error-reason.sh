@@ -11,7 +11,8 @@
 	finish bad > "$T/fake.log" 2>&1 &
 fake=$!
 cleanup_hooks="kill $fake 2>/dev/null || true"
-for i in $(seq 100); do [ -f "$T/nodes/ready" ] && break; sleep 0.1; done
+_ready1() { [ -f "$T/nodes/ready" ]; }
+poll_until 10 _ready1 || true
 [ -f "$T/nodes/ready" ] || { cat "$T/fake.log"; fail "the fake agent did not start"; }
 cat > "$T/cluster.yaml" <<EOC
 cluster: onebad

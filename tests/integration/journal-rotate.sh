@@ -14,10 +14,8 @@ HUNTER_JOURNAL_MAX_BYTES=3000 "$HUNTER" run --json --inject slow-data=10 \
 	"$T/j.yaml" > "$T/first" 2>&1 &
 run=$!
 cleanup_hooks="kill -9 $run 2>/dev/null || true"
-for i in $(seq 300); do
-	[ -f "$J.1" ] && [ "$(grep -c '"kind":"checkpoint"' "$T/first")" -ge 8 ] && break
-	sleep 0.1
-done
+_ready1() { [ -f "$J.1" ] && [ "$(grep -c '"kind":"checkpoint"' "$T/first")" -ge 8 ]; }
+poll_until 30 _ready1 || true
 [ -f "$J.1" ] || { ls -l "$HUNTER_STATE_DIR"; fail "the journal was never rotated"; }
 kill -9 $run
 wait $run 2>/dev/null || true

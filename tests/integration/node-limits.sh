@@ -13,7 +13,8 @@ N=2000
 	"n%04d:0-$((N - 1))" > "$T/fake.log" 2>&1 &
 fake=$!
 cleanup_hooks="kill $fake 2>/dev/null || true"
-for i in $(seq 300); do [ -f "$T/nodes/ready" ] && break; sleep 0.1; done
+_ready1() { [ -f "$T/nodes/ready" ]; }
+poll_until 30 _ready1 || true
 [ -f "$T/nodes/ready" ] || { cat "$T/fake.log"; fail "the fake agents did not start"; }
 "$PY" - "$T/cluster.yaml" "$T/nodes" $N <<'PYEOF'
 import sys
@@ -34,7 +35,8 @@ sed -i 's/ranks: 1}/ranks: 4, placement: pack}/; s/micro: 32/micro: 8/' "$T/j.ya
 	> "$T/out" 2> "$T/err" &
 run=$!
 cleanup_hooks="$cleanup_hooks; kill $run 2>/dev/null || true"
-for i in $(seq 600); do grep -q '"kind":"placed"' "$T/out" 2>/dev/null && break; sleep 0.1; done
+_ready2() { grep -q '"kind":"placed"' "$T/out" 2>/dev/null; }
+poll_until 60 _ready2 || true
 grep '"kind":"placed"' "$T/out" | cut -c1-200
 grep -q '"kind":"placed".*on n1996, n1997, n1998, n1999' "$T/out" ||
 	{ tail -n 5 "$T/out" "$T/err"; fail "the job was not placed on n1996..n1999"; }

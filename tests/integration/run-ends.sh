@@ -40,7 +40,8 @@ sed -i 's/ranks: 1}/ranks: 2}/; s/micro: 32/micro: 16/' "$T/j.yaml"
 "$HUNTER" run --json --cluster "$T/two.yaml" "$T/j.yaml" > "$T/out2" 2>&1 &
 run=$!
 cleanup_hooks="kill -9 $run 2>/dev/null || true"
-for i in $(seq 100); do grep -q '"kind":"queued"' "$T/out2" && break; sleep 0.1; done
+_ready1() { grep -q '"kind":"queued"' "$T/out2"; }
+poll_until 10 _ready1 || true
 grep '"kind":"queued"' "$T/out2" | cut -c1-300
 grep -q '"kind":"queued".*unreachable: node dead (cannot reach' "$T/out2" ||
 	{ cat "$T/out2"; fail "the job did not wait in the queue naming the dead node"; }
@@ -48,7 +49,8 @@ sleep 3			# reconnects to the dead node come and go
 grep -q '"kind":"placed"' "$T/out2" && { cat "$T/out2"; fail "the job was placed with a dead node"; }
 kill -TERM $run
 start=$(date +%s)
-for i in $(seq 50); do kill -0 $run 2>/dev/null || break; sleep 0.1; done
+_ready2() { ! { kill -0 $run 2>/dev/null; }; }
+poll_until 5 _ready2 || true
 kill -0 $run 2>/dev/null && fail "hunter run did not end within 5 s of SIGTERM"
 rc=0
 wait $run || rc=$?

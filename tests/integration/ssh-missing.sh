@@ -20,10 +20,8 @@ sed -i 's/ranks: 1}/ranks: 2, placement: spread}/; s/micro: 32/micro: 16/' "$T/j
 run=$!
 cleanup_hooks="${cleanup_hooks:+$cleanup_hooks; }kill -9 $run 2>/dev/null || true"
 # The first connect, then reconnects after 1 and 2 s of backoff.
-for i in $(seq 150); do
-	[ "$(grep -c '"node":"n0".*hunter check --push' "$T/out")" -ge 3 ] && break
-	sleep 0.1
-done
+_ready2() { [ "$(grep -c '"node":"n0".*hunter check --push' "$T/out")" -ge 3 ]; }
+poll_until 15 _ready2 || true
 grep '"node":"n0"' "$T/out" | cut -c1-400
 [ "$(grep -c '"node":"n0".*hunter check --push' "$T/out")" -ge 3 ] ||
 	fail "n0's reconnects do not keep the reason naming hunter check --push"
@@ -34,7 +32,8 @@ grep -q '"kind":"queued".*unreachable: node n0 (hunter is not installed' "$T/out
 	{ grep queued "$T/out"; fail "the job does not wait naming the missing hunter"; }
 grep -q '"kind":"placed"' "$T/out" && fail "the job was placed on nodes without hunter"
 kill -TERM $run
-for i in $(seq 50); do kill -0 $run 2>/dev/null || break; sleep 0.1; done
+_ready1() { ! { kill -0 $run 2>/dev/null; }; }
+poll_until 5 _ready1 || true
 kill -0 $run 2>/dev/null && fail "hunter run did not end within 5 s of SIGTERM"
 rc=0
 wait $run || rc=$?

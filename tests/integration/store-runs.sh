@@ -13,7 +13,8 @@ f1=$!
 "$PY" "$SRCDIR/tests/integration/fakeagent.py" "$T/st" store s0 > "$T/fake2.log" 2>&1 &
 f2=$!
 cleanup_hooks="kill $f1 $f2 2>/dev/null || true"
-for i in $(seq 100); do [ -f "$T/hold/ready" ] && [ -f "$T/st/ready" ] && break; sleep 0.1; done
+_ready1() { [ -f "$T/hold/ready" ] && [ -f "$T/st/ready" ]; }
+poll_until 10 _ready1 || true
 [ -f "$T/hold/ready" ] && [ -f "$T/st/ready" ] || fail "the fake agents did not start"
 cat > "$T/cluster.yaml" <<EOC
 cluster: storeruns
@@ -27,7 +28,8 @@ small_job "$T/rdv.yaml" rdv "$T/data"
 timeout 90 "$HUNTER" run --json --cluster "$T/cluster.yaml" "$T/keeper.yaml" \
 	> "$T/out" 2> "$T/err" &
 run=$!
-for i in $(seq 100); do grep -q '"kind":"placed"' "$T/out" 2>/dev/null && break; sleep 0.1; done
+_ready2() { grep -q '"kind":"placed"' "$T/out" 2>/dev/null; }
+poll_until 10 _ready2 || true
 grep -q '"kind":"placed"' "$T/out" || { cat "$T/err"; fail "keeper was not placed"; }
 submit() {
 	"$PY" - "$HUNTER_STATE_DIR/console.sock" "$T/rdv.yaml" <<'PYEOF'
@@ -42,10 +44,8 @@ PYEOF
 }
 for n in 1 2; do
 	submit || fail "submit $n of rdv was refused"
-	for i in $(seq 100); do
-		[ "$(grep -c '"t":"job_end","job":"rdv"' "$HUNTER_STATE_DIR/journal.jsonl" 2>/dev/null)" -ge $n ] && break
-		sleep 0.1
-	done
+	_ready3() { [ "$(grep -c '"t":"job_end","job":"rdv"' "$HUNTER_STATE_DIR/journal.jsonl" 2>/dev/null)" -ge $n ]; }
+	poll_until 10 _ready3 || true
 	[ "$(grep -c '"t":"job_end","job":"rdv"' "$HUNTER_STATE_DIR/journal.jsonl")" -ge $n ] ||
 		{ cat "$T/st/store.log" 2>/dev/null; fail "run $n of rdv did not end"; }
 done
