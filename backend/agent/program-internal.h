@@ -3,7 +3,8 @@
  * (hunter(1), PROGRAMS; docs/programs.md): the process's line protocol
  * on HUNTER_FD, the commands it was sent and how they escalate, its
  * memory and the words that say it ran out of it.  program.c runs the
- * process; program-line.c turns its lines into frames.
+ * process and reads its lines, program-line.c turns them into frames,
+ * program-watch.c sends it commands and watches it.
  */
 #ifndef HUNTER_PROGRAM_INTERNAL_H
 #define HUNTER_PROGRAM_INTERNAL_H
@@ -70,7 +71,16 @@ struct program_rank {
 	long long	 logged;	/* bytes written to its log file */
 };
 
-/* The frame a protocol line asks for, or NULL: none to send (a hello, a
+/* program.c: a frame about this rank to the backend, tagged as a
+ * worker's are; an event of kind about it; a line to the program, which
+ * never blocks (a program that does not read HUNTER_FD loses what does
+ * not fit). */
+void	program_send(struct agent *, struct agent_worker *, json_t *msg);
+void	program_event(struct agent *, struct agent_worker *, const char *kind,
+	    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void	program_write(struct agent *, struct agent_worker *, json_t *line);
+
+/* program-line.c: the frame a protocol line asks for, or NULL: none to send (a hello, a
  * summary kept for the end, a line refused: err says why, or "" when
  * nothing is wrong).  A metrics frame is tagged with job and rank; the
  * agent adds rss, pid and the heartbeat.  now is CLOCK_MONOTONIC. */
