@@ -110,19 +110,18 @@ def comm_hook(args, ddp, world, steps_per_epoch):
         from torch.distributed.algorithms.ddp_comm_hooks import \
             powerSGD_hook as ps
         state = ht.CountingState()
-        counted = _count_allreduce(state)
+        handed = _count_allreduce()
         psg = ps.PowerSGDState(process_group=None, matrix_approximation_rank=2,
                                start_powerSGD_iter=2, use_error_feedback=True,
                                warm_start=True)
 
+        # PowerSGD's second all-reduce (Q) runs in a callback after the
+        # hook returns: each bucket is charged what was handed to
+        # all_reduce since the last one, which per step is the same.
         def hook(s, bucket):
             n = bucket.buffer().numel() * bucket.buffer().element_size()
-            before = state.bytes_sent
-            with counted:
-                fut = ps.powerSGD_hook(psg, bucket)
-            sent, state.bytes_sent = state.bytes_sent - before, before
-            state._count(bucket, sent, n)
-            return fut
+            state._count(bucket, handed.take(), n)
+            return ps.powerSGD_hook(psg, bucket)
         ddp.register_comm_hook(None, hook)
     else:
         state = ht.CountingState()
@@ -131,20 +130,19 @@ def comm_hook(args, ddp, world, steps_per_epoch):
 
 
 class _count_allreduce:
-    """Count what PowerSGD hands to dist.all_reduce inside its hook."""
+    """The bytes handed to dist.all_reduce from now on (PowerSGD's)."""
 
-    def __init__(self, state):
-        self.state, self.real = state, dist.all_reduce
+    def __init__(self):
+        self.n, real = 0, dist.all_reduce
 
-    def __enter__(self):
         def counting(tensor, *a, **kw):
-            self.state.bytes_sent += tensor.numel() * tensor.element_size()
-            return self.real(tensor, *a, **kw)
+            self.n += tensor.numel() * tensor.element_size()
+            return real(tensor, *a, **kw)
         dist.all_reduce = counting
 
-    def __exit__(self, *exc):
-        dist.all_reduce = self.real
-        return False
+    def take(self):
+        n, self.n = self.n, 0
+        return n
 
 
 def train(args):
