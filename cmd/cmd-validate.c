@@ -1,7 +1,8 @@
 /*
  * cmd-validate.c: `hunter validate FILE...` checks job and cluster files
  * and prints every error as file:line:col: message; a gpt job's token
- * shards or text are checked too.
+ * shards or text are checked too, and a program job's argv[0] is looked
+ * up here, on this node.
  */
 #include <stdio.h>
 
@@ -42,8 +43,9 @@ cmd_validate(int argc, char **argv)
 			struct job_spec j;
 			char	 err[1024];
 
-			rc = spec_load_job(argv[i], &j, &errs);
-			if (rc == 0 && validate_data(&j, err, sizeof err) != 0) {
+			rc = spec_check_job_here(argv[i], &j, &errs);
+			if (rc == 0 && j.kind != JOB_PROGRAM &&
+			    validate_data(&j, err, sizeof err) != 0) {
 				spec_error_add(&errs, argv[i], 0, 0, "data: %s",
 				    err);
 				rc = -1;

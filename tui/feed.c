@@ -127,6 +127,34 @@ feed_paused(struct feed *f, const char *job)
 	return false;
 }
 
+/* The numbers a program reports beyond the rank metrics ("extra"), as
+ * "name value" pairs for the job screen, sanitized. */
+static void
+feed_extra(struct feed_rank *fr, const json_t *extra)
+{
+	const char	*k;
+	json_t		*v;
+	char		 raw[sizeof fr->extra];
+	size_t		 off = 0;
+
+	fr->extra[0] = '\0';
+	if (!json_is_object(extra))
+		return;
+	raw[0] = '\0';
+	json_object_foreach((json_t *)extra, k, v) {
+		int	 n;
+
+		if (!json_is_number(v) || off >= sizeof raw - 1)
+			continue;
+		n = snprintf(raw + off, sizeof raw - off, "%s%s %.4g",
+		    off > 0 ? "  " : "", k, json_number_value(v));
+		if (n < 0 || (size_t)n >= sizeof raw - off)
+			break;
+		off += (size_t)n;
+	}
+	sanitize(fr->extra, sizeof fr->extra, raw);
+}
+
 /* A rank's metrics frame.  A heartbeat (a paused rank's, or one busy
  * outside the train loop) has no figures of a step: keep those of the
  * last one. */
@@ -172,6 +200,7 @@ feed_rank_metrics(struct feed *f, const json_t *m)
 		fr->bytes_sent = (double)rr.bytes_sent;
 	if ((fr->has_density = (rr.valid & RM_BIT(DENSITY)) != 0))
 		fr->density = rr.density;
+	feed_extra(fr, json_object_get(m, "extra"));
 	fr->has_ratio = fr->has_bytes && (rr.valid & RM_BIT(BYTES_DENSE)) &&
 	    rr.bytes_sent > 0;
 	if (fr->has_ratio)

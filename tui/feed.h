@@ -28,6 +28,7 @@ struct feed_rank {
 	double	 bytes_sent, ratio;	/* per step; dense / sent */
 	double	 density;		/* the compressor's, now */
 	bool	 paused;
+	char	 extra[160];		/* a program's own numbers, as text */
 };
 
 struct feed_job {

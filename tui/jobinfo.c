@@ -123,7 +123,7 @@ job_info(struct console *c, const struct job_state *j, struct job_info *ji)
 	size_t	 ne = json_array_size(j->epochs);
 
 	memset(ji, 0, sizeof *ji);
-	ji->epochs = j->spec.train.epochs;
+	ji->epochs = j->spec.kind == JOB_PROGRAM ? 0 : j->spec.train.epochs;
 	for (int r = 0; r < j->world; r++) {
 		const struct feed_rank *fr = feed_rank(&c->feed, j->name, r);
 
@@ -160,6 +160,11 @@ job_info(struct console *c, const struct job_state *j, struct job_info *ji)
 	if (ne > 0) {
 		json_t *e = json_array_get(j->epochs, ne - 1);
 
+		/* A program says its epochs in its epoch lines. */
+		if (j->spec.kind == JOB_PROGRAM && json_is_integer(
+		    json_object_get(e, "epochs")))
+			ji->epochs = (int)json_integer_value(json_object_get(e,
+			    "epochs"));
 		ji->epoch = (int)json_integer_value(json_object_get(e, "epoch"));
 		ji->has_acc = json_is_number(json_object_get(e, "test_acc"));
 		ji->acc = json_number_value(json_object_get(e, "test_acc"));

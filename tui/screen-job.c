@@ -4,7 +4,9 @@
  * compression ratio and bytes per step when the ranks report them;
  * checkpoints), the loss per step and per epoch and the throughput as
  * charts, and the ranks with their node, step times and a straggler
- * mark for a rank over twice the median step time.  Left and right
+ * mark for a rank over twice the median step time.  A program job
+ * (hunter(1), PROGRAMS) shows its program instead of the compression,
+ * and each rank's loss and its own numbers ("extra").  Left and right
  * switch jobs; Enter opens the selected rank's log.
  */
 #include <math.h>
@@ -18,7 +20,8 @@
 enum { P_INFO = 2, P_LOSS, P_EPOCH, P_TPUT, P_RANKS, P_CKPT };
 
 enum rank_field { RF_RANK, RF_NODE, RF_STATUS, RF_STEP, RF_STEP_MS,
-	RF_COMM, RF_DATA, RF_SAMPLES, RF_RSS, RF_BEAT, RF_MARK };
+	RF_COMM, RF_DATA, RF_SAMPLES, RF_RSS, RF_BEAT, RF_MARK, RF_LOSS,
+	RF_EXTRA };
 
 static const struct table_col job_cols_wide[] = {
 	{ "rank", 4, true }, { "node", 0, false }, { "status", 8, false },
@@ -36,6 +39,22 @@ static const struct table_col job_cols_narrow[] = {
 };
 static const enum rank_field job_fields_narrow[] = { RF_RANK, RF_NODE,
 	RF_STATUS, RF_STEP, RF_STEP_MS, RF_COMM, RF_SAMPLES, RF_MARK };
+static const struct table_col job_cols_program[] = {
+	{ "rank", 4, true }, { "node", 8, false }, { "status", 8, false },
+	{ "step", 8, true }, { "loss", 8, true }, { "step ms", 8, true },
+	{ "samples/s", 9, true }, { "rss", 10, true }, { "beat", 5, true },
+	{ "its own numbers", 0, false },
+};
+static const enum rank_field job_fields_program[] = { RF_RANK, RF_NODE,
+	RF_STATUS, RF_STEP, RF_LOSS, RF_STEP_MS, RF_SAMPLES, RF_RSS, RF_BEAT,
+	RF_EXTRA };
+
+/* The ranks table of a job: its columns, their fields, how many. */
+struct job_layout {
+	const struct table_col	*cols;
+	const enum rank_field	*fields;
+	int			 n;
+};
 
 struct job_ctx {
 	struct console	*c;
@@ -97,6 +116,12 @@ job_cell(void *ctx, int r, int col, char *buf, size_t len, enum elem *e)
 	case RF_SAMPLES:
 		fmt_si(buf, len, fr != NULL, fr ? fr->samples_per_s : 0);
 		break;
+	case RF_LOSS:
+		fmt_num(buf, len, fr != NULL, "%.4f", fr ? fr->loss : 0);
+		break;
+	case RF_EXTRA:
+		snprintf(buf, len, "%s", fr != NULL ? fr->extra : "");
+		break;
 	case RF_RSS: fmt_bytes(buf, len, rs->rss > 0, (double)rs->rss); break;
 	case RF_BEAT: fmt_age(buf, len, rs->heartbeat > 0 && rs->status ==
 	    RANK_RUNNING, age); break;
@@ -123,21 +148,50 @@ job_key(void *ctx, int r, int col)
 	case RF_COMM: return fr ? fr->comm_ms : -1;
 	case RF_DATA: return fr ? fr->data_wait_ms : -1;
 	case RF_SAMPLES: return fr ? fr->samples_per_s : -1;
+	case RF_LOSS: return fr ? fr->loss : -1;
 	case RF_RSS: return (double)x->j->ranks[r].rss;
 	case RF_BEAT: return x->j->ranks[r].heartbeat;
 	default: return 0;
 	}
 }
 
+static struct job_layout
+job_layout(const struct job_state *j)
+{
+	if (j != NULL && j->spec.kind == JOB_PROGRAM)
+		return (struct job_layout){ job_cols_program, job_fields_program,
+		    10 };
+	if (job_wide())
+		return (struct job_layout){ job_cols_wide, job_fields_wide, 11 };
+	return (struct job_layout){ job_cols_narrow, job_fields_narrow, 8 };
+}
+
 static void
 job_table(struct console *c, struct job_ctx *x, struct table_model *m)
 {
-	*m = (struct table_model){ .cols = job_wide() ? job_cols_wide :
-	    job_cols_narrow, .ncols = job_wide() ? 11 : 8, .nrows = x->j->world,
-	    .cell = job_cell, .key = job_key, .ctx = x,
+	struct job_layout l = job_layout(x->j);
+
+	*m = (struct table_model){ .cols = l.cols, .ncols = l.n,
+	    .nrows = x->j->world, .cell = job_cell, .key = job_key, .ctx = x,
 	    .sort_col = c->sort_col[SCR_JOB], .sort_desc = c->sort_desc[SCR_JOB],
 	    .filter = c->filter[SCR_JOB], .focused = true };
-	x->fields = job_wide() ? job_fields_wide : job_fields_narrow;
+	x->fields = l.fields;
+}
+
+/* What a program job runs, in place of the compression line. */
+static void
+job_program_line(struct job_state *j, WINDOW *w, int wd, int nck)
+{
+	char	 argv[256];
+	size_t	 off = 0;
+
+	argv[0] = '\0';
+	for (int i = 0; i < j->spec.program.argc && off < sizeof argv - 1; i++)
+		off += (size_t)snprintf(argv + off, sizeof argv - off, "%s%s",
+		    i > 0 ? " " : "", spec_program_str(j->spec.program.argv,
+		    j->spec.program.argc, i));
+	draw_textf(w, 3, 2, wd - 4, EL_TEXT, "program: %s  stop grace %.0fs  "
+	    "checkpoints: %d", argv, j->spec.program.stop_grace_s, nck);
 }
 
 static float
@@ -243,6 +297,10 @@ job_info_box(struct console *c, struct job_state *j, WINDOW *w, int wd)
 		    "for the first step");
 	draw_textf(w, 2, x, wd - 2 - x, EL_TEXT, "   ranks %d/%d running, "
 	    "generation %d", ji.running, j->world, j->generation);
+	if (j->spec.kind == JOB_PROGRAM) {
+		job_program_line(j, w, wd, nck);
+		return;
+	}
 	draw_textf(w, 3, 2, wd - 4, EL_TEXT, "compression: %s  density %s  "
 	    "ratio %s  bytes/step %s  checkpoints: %d  optimizer %s/rank%s",
 	    spec_compress_name(j->spec.compression.method),
@@ -277,7 +335,9 @@ job_draw(struct console *c)
 	}
 	ch = ch < 6 ? 6 : ch;
 	bh = H - ih - ch;
-	rw = job_ranks_w();
+	/* A program's own numbers need the width; its checkpoints are
+	 * counted on the program line. */
+	rw = j->spec.kind == JOB_PROGRAM ? W : job_ranks_w();
 	if ((w = console_panel(c, P_INFO, top, 0, ih, W, key)) != NULL)
 		job_info_box(c, j, w, W);
 	cm = (struct chart_model){ job_series_get, &j->ranks[0].h_loss,
@@ -371,9 +431,9 @@ job_enter(struct console *c)
 static int
 job_sort(struct console *c)
 {
-	int	*col = &c->sort_col[SCR_JOB], ncols = job_wide() ? 11 : 8;
-	const struct table_col *cols = job_wide() ? job_cols_wide :
-	    job_cols_narrow;
+	struct job_layout l = job_layout(console_job(c));
+	int	*col = &c->sort_col[SCR_JOB], ncols = l.n;
+	const struct table_col *cols = l.cols;
 
 	*col = *col + 1 >= ncols - 1 ? -1 : *col + 1;
 	c->sort_desc[SCR_JOB] = *col > 0 && cols[*col].right;

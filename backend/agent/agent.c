@@ -180,7 +180,9 @@ agent_loop(struct agent *a)
 	a->idle_since = clock_mono();
 	while (!a->quit) {
 		double now = clock_mono();
-		int timeout = (int)((next_tick - now) * 1000) + 1;
+		double due = program_tick(a, now);	/* programs' timers */
+		int timeout = (int)(((due < next_tick ? due : next_tick) - now) *
+		    1000) + 1;
 
 		if (now >= next_tick) {
 			agent_tick(a);

@@ -27,6 +27,8 @@
 /* Bytes of a worker's output line sent as one log frame (ranklog.c). */
 #define RANKLOG_LINE	512
 
+struct program_rank;
+
 struct agent_worker {
 	pid_t		 pid;
 	int		 fd;		/* -1 once closed */
@@ -45,6 +47,8 @@ struct agent_worker {
 	double		 rate_t0;	/* this second's start */
 	int		 rate_n;	/* lines in it */
 	long		 held;		/* lines kept from the wire */
+	/* A rank of a program job (program.c); NULL for a hunter worker. */
+	struct program_rank *prog;
 };
 
 struct agent_peer {
@@ -80,6 +84,25 @@ void	agent_worker_input(struct agent *, struct agent_worker *);
 void	agent_signal_workers(struct agent *, const char *job, int rank, int sig);
 void	agent_forward_to_workers(struct agent *, const json_t *msg);
 json_t	*agent_workers_json(const struct agent *);
+
+/* A rank of a program job (program.c): prepared from its launch before
+ * the fork, exec'd in the child, then fed, commanded, ticked (the next
+ * deadline comes back) and ended with the fields its exit frame adds. */
+struct program_rank *program_prepare(struct agent *, const json_t *launch,
+	    char *err, size_t errlen);
+void	program_exec(struct program_rank *) __attribute__((noreturn));
+void	program_free(struct agent_worker *);
+void	program_input(struct agent *, struct agent_worker *);
+void	program_command(struct agent *, struct agent_worker *, const json_t *);
+double	program_tick(struct agent *, double now);
+void	program_exit(struct agent *, struct agent_worker *, int status,
+	    json_t *exit_msg);
+/* Its output: a line (out-of-memory words), a flood over rate lines a
+ * second, and whether n more bytes may go to its log file. */
+void	program_output_line(struct agent *, struct agent_worker *,
+	    const char *line);
+void	program_flood(struct agent *, struct agent_worker *, int rate);
+bool	program_log_room(struct agent_worker *, size_t n);
 
 /* A worker's output (ranklog.c): out is the pipe's read end, path the
  * rank's log file. */

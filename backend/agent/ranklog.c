@@ -69,11 +69,15 @@ ranklog_line(struct agent *a, struct agent_worker *w)
 	ranklog_clean(w->line, w->linelen);
 	w->line[w->linelen] = '\0';
 	w->linelen = 0;
+	if (w->prog != NULL)
+		program_output_line(a, w, w->line);
 	if (now - w->rate_t0 >= 1.0) {
 		w->rate_t0 = now;
 		w->rate_n = 0;
 	}
 	if (w->rate_n++ >= RANKLOG_RATE) {
+		if (w->prog != NULL)
+			program_flood(a, w, RANKLOG_RATE);
 		w->held++;
 		return;
 	}
@@ -102,7 +106,9 @@ ranklog_input(struct agent *a, struct agent_worker *w)
 	 * printing must not keep the agent from its other work. */
 	while (reads++ < RANKLOG_READS &&
 	    (n = read(w->out, buf, sizeof buf)) > 0) {
-		if (w->logfd >= 0 && write(w->logfd, buf, (size_t)n) != n)
+		if (w->logfd >= 0 && (w->prog == NULL ||
+		    program_log_room(w, (size_t)n)) &&
+		    write(w->logfd, buf, (size_t)n) != n)
 			agent_log(a, "%s rank %d: writing its log: %s", w->job,
 			    w->rank, strerror(errno));
 		for (ssize_t i = 0; i < n; i++) {

@@ -5,7 +5,8 @@
  * DIR/JOB.rankR.log and to the backend; its first frame is the launch
  * command itself.  Exits are reaped and reported with their status or
  * signal, after the worker's last frames and lines; a shared-memory
- * segment a killed worker left is removed then.
+ * segment a killed worker left is removed then.  A rank of a program
+ * job runs the operator's program instead (program.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +32,7 @@ agent_worker_slot(struct agent *a)
 		if (w->exited && w->fd < 0 && w->out < 0) {
 			json_decref(w->last_metrics);
 			proto_reader_free(&w->rd);
+			program_free(w);
 			return w;
 		}
 	}
@@ -45,6 +47,7 @@ agent_spawn(struct agent *a, const json_t *launch, char *err, size_t errlen)
 	const char	*job = json_string_value(json_object_get(launch, "job"));
 	json_t		*rank = json_object_get(launch, "rank");
 	struct agent_worker *w;
+	struct program_rank *prog = NULL;
 	char		 log[PATH_MAX];
 	int		 sv[2], po[2];
 	pid_t		 pid;
@@ -58,18 +61,22 @@ agent_spawn(struct agent *a, const json_t *launch, char *err, size_t errlen)
 		    AGENT_MAX_WORKERS);
 		return -1;
 	}
+	/* A program job's rank runs the operator's program (program.c). */
+	if (json_object_get(launch, "program") != NULL &&
+	    (prog = program_prepare(a, launch, err, errlen)) == NULL)
+		return -1;
 	memset(w, 0, sizeof *w);
 	w->fd = w->out = w->logfd = -1;
 	w->exited = true;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
 		snprintf(err, errlen, "socketpair: %s", strerror(errno));
-		return -1;
+		goto fail;
 	}
 	if (pipe2(po, O_CLOEXEC) != 0) {
 		snprintf(err, errlen, "pipe: %s", strerror(errno));
 		close(sv[0]);
 		close(sv[1]);
-		return -1;
+		goto fail;
 	}
 	snprintf(log, sizeof log, "%s/%s.rank%d.log", a->dir, job,
 	    (int)json_integer_value(rank));
@@ -79,7 +86,7 @@ agent_spawn(struct agent *a, const json_t *launch, char *err, size_t errlen)
 		close(sv[1]);
 		close(po[0]);
 		close(po[1]);
-		return -1;
+		goto fail;
 	}
 	if (pid == 0) {
 		setpgid(0, 0);
@@ -88,6 +95,8 @@ agent_spawn(struct agent *a, const json_t *launch, char *err, size_t errlen)
 		dup2(po[1], 1);		/* dup2 clears FD_CLOEXEC on 1, 2, 3 */
 		dup2(po[1], 2);
 		dup2(sv[1], 3);
+		if (prog != NULL)
+			program_exec(prog);
 		execl(a->exe, a->exe, "worker", "--fd", "3", (char *)NULL);
 		fprintf(stderr, "exec %s: %s\n", a->exe, strerror(errno));
 		_exit(127);
@@ -107,6 +116,12 @@ agent_spawn(struct agent *a, const json_t *launch, char *err, size_t errlen)
 	snprintf(w->job, sizeof w->job, "%s", job);
 	proto_reader_init(&w->rd);
 	proto_queue_init(&w->q, w->fd, 0);
+	if ((w->prog = prog) != NULL) {
+		agent_log(a, "started %s rank %d as pid %ld: %s", job, w->rank,
+		    (long)pid, json_string_value(json_array_get(json_object_get(
+		    json_object_get(launch, "program"), "argv"), 0)));
+		return 0;
+	}
 	if (proto_queue_send(&w->q, launch) != 0) {
 		snprintf(err, errlen, "sending the launch to worker %ld: %s",
 		    (long)pid, strerror(errno));
@@ -115,6 +130,12 @@ agent_spawn(struct agent *a, const json_t *launch, char *err, size_t errlen)
 	}
 	agent_log(a, "started %s rank %d as pid %ld", job, w->rank, (long)pid);
 	return 0;
+fail:
+	if (prog != NULL) {
+		w->prog = prog;
+		program_free(w);
+	}
+	return -1;
 }
 
 static void
@@ -137,6 +158,10 @@ agent_worker_input(struct agent *a, struct agent_worker *w)
 	int	 rc;
 	char	 err[300];
 
+	if (w->prog != NULL) {
+		program_input(a, w);
+		return;
+	}
 	n = proto_reader_fill(&w->rd, w->fd);
 	while ((rc = proto_reader_next(&w->rd, &msg)) == 1) {
 		enum proto_kind k = proto_kind(msg, err, sizeof err);
@@ -203,6 +228,8 @@ agent_report_exit(struct agent *a, struct agent_worker *w, int status)
 		agent_log(a, "%s rank %d (pid %ld) exited with status %d", w->job,
 		    w->rank, (long)w->pid, WEXITSTATUS(status));
 	}
+	if (w->prog != NULL)
+		program_exit(a, w, status, msg);
 	agent_record(a, msg);
 	agent_to_backend(a, msg);
 }
@@ -259,9 +286,15 @@ agent_forward_to_workers(struct agent *a, const json_t *msg)
 	for (int i = 0; i < a->nworkers; i++) {
 		struct agent_worker *w = &a->workers[i];
 
-		if (w->fd < 0 || (job != NULL && strcmp(job, w->job) != 0) ||
+		if ((w->prog != NULL ? w->exited : w->fd < 0) ||
+		    (job != NULL && strcmp(job, w->job) != 0) ||
 		    (json_is_integer(r) && json_integer_value(r) != w->rank))
 			continue;
+		if (w->prog != NULL) {	/* commands only, as lines or signals */
+			if (proto_kind(msg, NULL, 0) == PK_CMD)
+				program_command(a, w, msg);
+			continue;
+		}
 		if (proto_queue_send(&w->q, msg) != 0)
 			agent_log(a, "cannot reach %s rank %d: %s", w->job,
 			    w->rank, strerror(errno));

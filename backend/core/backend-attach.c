@@ -10,6 +10,7 @@
 #include "lib/clock.h"
 #include "lib/xmalloc.h"
 #include "backend/core/backend-internal.h"
+#include "backend/core/backend-program.h"
 
 /* Rebuild jobs from the journal: the last "job" record of each name that
  * has no "job_end" after it is still running. */
@@ -31,8 +32,10 @@ backend_replay_record(void *ctx, json_t *rec)
 			j->done = true;
 		return;
 	}
-	if (kind != PK_JOB)
+	if (kind != PK_JOB) {
+		backend_program_replay(b, rec);	/* a program's checkpoints */
 		return;
+	}
 	j = backend_new_job(b, name);
 	j->yaml = xstrdup(json_string_value(json_object_get(rec, "yaml")) ?: "");
 	snprintf(j->spec_file, sizeof j->spec_file, "%s",
@@ -58,6 +61,7 @@ backend_replay_record(void *ctx, json_t *rec)
 			j->ranks[i].last_seen = clock_mono();
 		}
 	}
+	backend_program_replay(b, rec);
 }
 
 int

@@ -10,6 +10,7 @@
 #include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
 #include "backend/core/backend-internal.h"
+#include "backend/core/backend-program.h"
 
 static const char *job_cmd_names[JOB_CMD_COUNT] = { "stop", "pause",
 	"checkpoint", "resume" };
@@ -68,6 +69,14 @@ backend_stop_job(struct backend *b, const char *name)
 		return;
 	}
 	backend_send_cmd(b, j, JOB_CMD_STOP);
+	if (j->prog != NULL) {
+		j->prog->stopping = true;
+		backend_event(b, j->name, "checkpoint", -1, NULL, "stop "
+		    "requested: each rank gets a stop (SIGTERM if it does not "
+		    "speak the protocol), then SIGKILL after %.0f s",
+		    j->spec.program.stop_grace_s);
+		return;
+	}
 	backend_event(b, j->name, "checkpoint", -1, NULL,
 	    "stop requested: every rank checkpoints at the same step and ends");
 }

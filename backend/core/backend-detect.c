@@ -17,6 +17,7 @@
 #include "backend/proto/proto.h"
 #include "backend/sched/detect.h"
 #include "backend/core/backend-internal.h"
+#include "backend/core/backend-program.h"
 
 static void
 kill_rank(struct backend *b, struct job_state *j, int r)
@@ -58,7 +59,9 @@ snapshot(struct backend *b, struct job_state *j, double now,
 	}
 	*s = (struct detect_job){ .name = j->name, .spec = &j->spec,
 	    .world = j->world, .generation = j->generation, .ranks = ranks,
-	    .nodes = nodes, .nnodes = b->fleet.n, .paused = j->paused,
+	    .nodes = nodes, .nnodes = b->fleet.n,
+	    /* Autotune trials are not watched: they end by themselves. */
+	    .paused = j->paused || program_tune_active(j),
 	    .reforming = j->restart.pending, .reform_since = j->restart.since,
 	    .fail_since = j->fail_since, .grace_until = j->grace_until,
 	    .now = now };
@@ -152,6 +155,8 @@ detect_tick(struct backend *b, double now)
 	for (int i = 0; i < b->njobs; i++) {
 		if (!b->jobs[i].done)
 			detect_job(b, &b->jobs[i], now);
+		if (!b->jobs[i].done)
+			backend_program_tick(b, &b->jobs[i], now);
 	}
 }
 

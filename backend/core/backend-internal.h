@@ -83,7 +83,6 @@ backend_placing(const struct backend *b)
 }
 
 /* backend-jobs.c */
-#define BACKEND_MAX_RESTARTS 10
 /* A new job called name at the end of b->jobs, "running", zeroed. */
 struct job_state *backend_new_job(struct backend *, const char *name);
 void	backend_job_done(struct backend *, struct job_state *);
@@ -97,6 +96,9 @@ void	backend_schedule(struct backend *);
 /* Journal, announce (with placement's note, place.h) and launch j. */
 void	backend_launch_job(struct backend *, struct job_state *,
 	    const char *note);
+/* Launch every rank of j again, in place, as the next generation (a
+ * program job's autotune trials and its run after them). */
+void	backend_launch_generation(struct backend *, struct job_state *);
 /* "local0, local0, local2, local2" for events, a Slurm node with its
  * address: "n1 (10.0.0.11)" (a static buffer). */
 const char *placement_text(struct backend *, const struct job_state *);

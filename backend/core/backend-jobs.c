@@ -19,6 +19,7 @@
 #include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
 #include "backend/core/backend-internal.h"
+#include "backend/core/backend-program.h"
 
 /* "local0, local0, local2, local2" for events (a static buffer). */
 const char *
@@ -182,6 +183,8 @@ backend_launch_rank(struct backend *b, struct job_state *j, int r)
 	    (so->leak_rank < 0 || so->leak_rank == r) ? so->leak_bytes : 0));
 	json_object_set_new(m, "crash_at", json_integer(j->generation == 0 &&
 	    (so->crash_rank < 0 || so->crash_rank == r) ? so->crash_at : 0));
+	if (j->prog != NULL)
+		backend_program_launch(b, j, r, m);
 	if (fleet_send(fn, m) != 0) {
 		snprintf(ckdir, sizeof ckdir, "cannot reach the agent of %s",
 		    fn->spec->name);
@@ -271,8 +274,24 @@ backend_relaunch(struct backend *b, struct job_state *j)
 	j->fail_since = 0;
 	backend_journal_job(b, j);
 	backend_event(b, j->name, j->restart.kind, -1, NULL, "%s; generation "
-	    "%d on %s, resuming from the newest checkpoint", j->restart.reason,
-	    j->generation, placement_text(b, j));
+	    "%d on %s, %s", j->restart.reason, j->generation,
+	    placement_text(b, j), j->prog != NULL ?
+	    backend_program_resume_text(j) : "resuming from the newest "
+	    "checkpoint");
+	j->grace_until = clock_mono() + 3;
+	for (int r = 0; r < j->world; r++)
+		backend_launch_rank(b, j, r);
+}
+
+void
+backend_launch_generation(struct backend *b, struct job_state *j)
+{
+	char	 scope[64];
+
+	backend_store_scope(j, scope, sizeof scope);
+	store_drop_scope(b->store, scope);
+	j->generation++;
+	backend_journal_job(b, j);
 	j->grace_until = clock_mono() + 3;
 	for (int r = 0; r < j->world; r++)
 		backend_launch_rank(b, j, r);
@@ -294,8 +313,11 @@ backend_job_done(struct backend *b, struct job_state *j)
 	}
 	if (!j->restart.pending && !b->preempting) {
 		for (int r = 0; r < j->world; r++) {
+			/* A program job that is out of re-formations says so
+			 * (backend_failover gives up, with the reason). */
 			if (j->ranks[r].status == RANK_FAILED &&
-			    j->restarts < BACKEND_MAX_RESTARTS) {
+			    (j->restarts < j->spec.policy.max_restarts ||
+			    (j->prog != NULL && !j->prog->giving_up))) {
 				backend_choose_failover(b, j);
 				break;
 			}

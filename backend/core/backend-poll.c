@@ -15,6 +15,7 @@
 #include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
 #include "backend/core/backend-internal.h"
+#include "backend/core/backend-program.h"
 
 /* The job and rank a frame from an agent is about, if it is one of ours. */
 static struct job_state *
@@ -51,6 +52,10 @@ backend_rank_exit(struct backend *b, struct job_state *j, int r,
 		return;
 	backend_store_scope(j, scope, sizeof scope);
 	store_drop_rank(b->store, scope, r);
+	if (program_tune_active(j)) {	/* an autotune trial's rank */
+		program_tune_exit(b, j, r, msg);
+		return;
+	}
 	if (j->restart.pending) {	/* expected: the group is re-forming */
 		rs->status = RANK_EXITED;
 		backend_job_done(b, j);
@@ -65,6 +70,19 @@ backend_rank_exit(struct backend *b, struct job_state *j, int r,
 		    "exited with status %d", (int)code);
 	} else {
 		rs->status = RANK_EXITED;
+		backend_job_done(b, j);
+		return;
+	}
+	/* A program's agent may know why (its words, its memory). */
+	if (json_is_string(json_object_get(msg, "reason")))
+		snprintf(rs->exit_reason + strlen(rs->exit_reason),
+		    sizeof rs->exit_reason - strlen(rs->exit_reason), " (%s)",
+		    json_string_value(json_object_get(msg, "reason")));
+	if (j->prog != NULL && j->prog->stopping) {
+		/* The operator's stop ended it, after its grace if need be. */
+		rs->status = RANK_EXITED;
+		backend_event(b, j->name, "stopped", r, node, "rank %d on %s, "
+		    "asked to stop, %s", r, node, rs->exit_reason);
 		backend_job_done(b, j);
 		return;
 	}
@@ -301,6 +319,8 @@ backend_agent_frame(struct backend *b, struct fleet_node *fn, json_t *msg)
 			j->paused = true;
 		else if (strcmp(kind, "resumed") == 0)
 			j->paused = false;
+		if (j->prog != NULL)
+			backend_program_event(b, j, r, msg);
 		copy = json_deep_copy(msg);
 		journal_append_lazy(b->journal, copy);
 		json_decref(copy);

@@ -16,6 +16,7 @@
 
 #include "backend/proto/proto.h"
 #include "backend/core/backend-internal.h"
+#include "backend/core/backend-program.h"
 
 static void
 preempt_journal(struct backend *b, const struct job_state *j,
@@ -72,6 +73,8 @@ backend_preempt(struct backend *b, const char *why)
 		/* A re-formation under way has sent its stop already. */
 		if (!j->restart.pending)
 			backend_send_cmd(b, j, JOB_CMD_STOP);
+		if (j->prog != NULL)	/* its ranks' exits are not failures */
+			j->prog->stopping = true;
 		backend_event(b, j->name, "preempted", -1, NULL, "%s", reason);
 	}
 	return left;

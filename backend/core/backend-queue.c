@@ -18,6 +18,7 @@
 #include "backend/proto/proto.h"
 #include "backend/sched/queue.h"
 #include "backend/core/backend-internal.h"
+#include "backend/core/backend-program.h"
 
 /* Milliseconds since the epoch: unique enough for launches that the same
  * state directory's lock already serialises. */
@@ -233,6 +234,8 @@ backend_submit(struct backend *b, const char *spec_file,
 	j->queued = true;
 	j->submitted = clock_mono();
 	snprintf(j->state, sizeof j->state, "queued");
+	if (spec.kind == JOB_PROGRAM)
+		backend_program_new(b, j);
 	backend_schedule(b);
 	if ((j = backend_job(b, spec.name)) != NULL && j->queued)
 		backend_event(b, j->name, "queued", -1, NULL, "%s", j->reason);

@@ -18,6 +18,7 @@
 #include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
 #include "backend/core/backend-internal.h"
+#include "backend/core/backend-program.h"
 
 /* Slots of node n a job may take: spares count, for migration and
  * failover. */
@@ -70,7 +71,8 @@ backend_choose_failover(struct backend *b, struct job_state *j)
 {
 	int	 victim = -1;
 
-	if (j->restart.pending || b->preempting)
+	if (j->restart.pending || b->preempting || (j->prog != NULL &&
+	    (j->prog->giving_up || j->prog->tune.active)))
 		return;
 	for (int r = 0; r < j->world; r++) {
 		if (j->ranks[r].status != RANK_FAILED)
@@ -93,10 +95,12 @@ backend_failover(struct backend *b, struct job_state *j, int rank,
 {
 	int	*node_of, from = j->ranks[rank].node, to = from;
 
-	if (j->restarts >= BACKEND_MAX_RESTARTS) {
+	if (j->restarts >= j->spec.policy.max_restarts) {
 		snprintf(j->reason, sizeof j->reason, "rank %d: %s; %d "
 		    "re-formations already, giving up", rank, why, j->restarts);
 		backend_event(b, j->name, "failed", rank, NULL, "%s", j->reason);
+		if (j->prog != NULL)
+			backend_program_give_up(b, j);
 		return;
 	}
 	for (int n = 0; n < b->fleet.n; n++) {
@@ -115,6 +119,8 @@ backend_failover(struct backend *b, struct job_state *j, int rank,
 		    "before its first step, and no spare node is free to try; "
 		    "not restarting", rank, b->cluster->nodes[from].name, why);
 		backend_event(b, j->name, "failed", rank, NULL, "%s", j->reason);
+		if (j->prog != NULL)
+			backend_program_give_up(b, j);
 		return;
 	}
 	node_of = xcalloc((size_t)j->world, sizeof *node_of);

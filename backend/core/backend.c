@@ -266,6 +266,7 @@ backend_close(struct backend *b)
 		free(b->jobs[i].ranks);
 		json_decref(b->jobs[i].summary);
 		json_decref(b->jobs[i].epochs);
+		free(b->jobs[i].prog);
 		json_decref(b->jobs[i].evals);
 		backend_series_close(&b->jobs[i]);
 	}

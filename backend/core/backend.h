@@ -113,7 +113,10 @@ struct job_state {
 		bool	 bytes_known;	/* a rank has reported them */
 	} total;
 	struct job_series *series;	/* its saved series (backend-series.c) */
+	struct program_state *prog;	/* a program job's (core's own) */
 };
+
+struct program_state;
 
 struct backend_observer {
 	void	*ctx;

@@ -15,6 +15,10 @@ lingering_run(const struct detect_job *job, struct detect_decision *out,
 	double	 t = job->now - job->reform_since;
 	int	 n = 0;
 
+	/* A program has its stop grace to end (its agent kills it then). */
+	if (job->spec->kind == JOB_PROGRAM &&
+	    job->spec->program.stop_grace_s > hb)
+		hb = job->spec->program.stop_grace_s;
 	if (!job->reforming)
 		return 0;
 	/* A rank has the heartbeat timeout and 5 s more to reach the agreed

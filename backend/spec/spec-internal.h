@@ -160,4 +160,12 @@ void	spec_model_defaults(const struct ydoc_node *root, struct job_spec *);
 void	spec_model_check(struct spec_walk *, const struct ydoc_node *root,
 	    const struct job_spec *);
 
+/* spec-program.c */
+extern const struct spec_field spec_program_fields[];
+void	spec_program_defaults(struct job_spec *);
+void	spec_program_prepare(const struct ydoc_node *root, const char *file,
+	    struct job_spec *);
+void	spec_program_check(struct spec_walk *, const struct ydoc_node *root,
+	    const struct job_spec *);
+
 #endif

@@ -3,7 +3,8 @@
  * the schema: one spec_field per key, nested as the YAML is, each with its
  * type, range and place in struct job_spec; spec_job_defaults is the other
  * half, the value of every key not written, and each model kind
- * (spec-model.c) adds defaults of its own.  What a table cannot say (the
+ * (spec-model.c) adds defaults of its own; program: has its own file
+ * (spec-program.c).  What a table cannot say (the
  * keys a model kind takes; the micro batch must fit the global one) is
  * checked after the walk.
  */
@@ -159,6 +160,8 @@ static const struct spec_field job_failover[] = {
 	  .range = SR_NONNEG },
 	{ .key = "heartbeat_timeout", .type = SF_DURATION,
 	  .off = J(policy.heartbeat_timeout_s), .range = SR_POS },
+	{ .key = "max_restarts", .type = SF_INT, .off = J(policy.max_restarts),
+	  .range = SR_NONNEG },
 	{ NULL }
 };
 
@@ -188,6 +191,7 @@ static const struct spec_field job_fields[] = {
 	{ .key = "compression", .type = SF_MAP, .sub = job_compression },
 	{ .key = "checkpoint", .type = SF_MAP, .sub = job_checkpoint },
 	{ .key = "policy", .type = SF_MAP, .sub = job_policy },
+	{ .key = "program", .type = SF_MAP, .sub = spec_program_fields },
 	{ NULL }
 };
 
@@ -238,8 +242,10 @@ spec_job_defaults(struct job_spec *j)
 	j->policy.low_util = 0.5;
 	j->policy.low_util_for_s = 60;
 	j->policy.heartbeat_timeout_s = 10;
+	j->policy.max_restarts = 10;
 	j->policy.leak_check_every = 100;
 	j->policy.leak_growth_limit = 64ULL << 20;
+	spec_program_defaults(j);
 }
 
 /* strict: true is rack placement's alone, and only when the file asks
@@ -314,6 +320,9 @@ job_check(struct spec_walk *w, const struct ydoc_node *root,
 	long long		 global = j->train.batch.global;
 	long long		 ranks = j->resources.ranks;
 
+	spec_program_check(w, root, j);
+	if (j->kind == JOB_PROGRAM)
+		return;
 	spec_model_check(w, root, j);
 	job_check_strict(w, root, j);
 	job_check_perf(w, root, j);
@@ -355,6 +364,7 @@ spec_parse_job(const char *name, const char *buf, size_t len,
 	if ((root = ydoc_parse(name, buf, len, errs, &ok)) == NULL)
 		return -1;
 	spec_model_defaults(root, j);
+	spec_program_prepare(root, name, j);
 	spec_walk_map(&w, root, "", job_fields, j);
 	if (ok && w.nerr == 0)
 		job_check(&w, root, j);

@@ -32,6 +32,12 @@ enum spec_format    { FORMAT_IMAGES, FORMAT_TOKENS, FORMAT_TEXT };
 enum spec_optim     { OPTIM_SGD, OPTIM_ADAMW };
 enum spec_schedule  { SCHEDULE_CONSTANT, SCHEDULE_COSINE, SCHEDULE_ADAPTIVE };
 enum spec_compress  { COMPRESS_NONE, COMPRESS_FP16, COMPRESS_TOPK, COMPRESS_THRESHOLD };
+/* What a job runs: the built-in trainer (model:, data:, train:) or the
+ * operator's own program (program:, spec-program.c). */
+enum spec_kind      { JOB_MODEL, JOB_PROGRAM };
+
+/* A program's argv and env, each packed as NUL-ended strings. */
+#define SPEC_PROGRAM_TEXT	4096
 
 struct job_spec {
 	char	file[SPEC_PATH_MAX];	/* where it was read from ("" if built) */
@@ -118,9 +124,32 @@ struct job_spec {
 		double	low_util;		/* fraction, 0.5 for "50%" */
 		double	low_util_for_s;		/* 60 */
 		double	heartbeat_timeout_s;	/* 10 */
+		int	max_restarts;		/* 10; re-formations before
+						 * a failing job gives up */
 		int	leak_check_every;	/* 100 steps */
 		uint64_t leak_growth_limit;	/* bytes; 64MiB */
 	} policy;
+
+	enum spec_kind	kind;			/* model, unless program: */
+	struct {
+		char	argv[SPEC_PROGRAM_TEXT]; /* argc strings */
+		int	argc;			/* >= 1 */
+		int	argv0_line, argv0_col;	/* where argv[0] was written */
+		char	env[SPEC_PROGRAM_TEXT];	/* nenv "KEY=VALUE" */
+		int	nenv;
+		char	dir[SPEC_PATH_MAX];	/* the job file's folder: the
+						 * program's working folder */
+		double	stop_grace_s;		/* 30 */
+		double	startup_s;		/* 5m: after its hello, until
+						 * its first metrics */
+		int	oom_exit_code;		/* 0 = none declared */
+		struct {
+			int	micro;		/* -1 = the program's own;
+						 * 0 = auto (trials); > 0 */
+			int	min, max;	/* auto: 1, 1024 */
+			int	trial_steps;	/* auto: 20 */
+		} batch;
+	} program;
 };
 
 struct node_spec {
@@ -216,6 +245,20 @@ void	spec_load_config(struct user_config *, struct spec_errors *);
  * metrics.listen (its problems printed to out), else NULL for none. */
 const char *spec_config_metrics(const char *opt, struct user_config *,
 	    FILE *out);
+/* The i-th string of a program's packed argv or env (NULL past the
+ * last). */
+const char *spec_program_str(const char *packed, int n, int i);
+/*
+ * Whether argv[0] of a program job names an executable here: with a '/',
+ * a file relative to program.dir; else one found on PATH.  0 with the
+ * full path in found, or -1 with the reason in err.
+ */
+int	spec_program_find(const struct job_spec *, char *found, size_t flen,
+	    char *err, size_t errlen);
+/* spec_load_job, plus argv[0] looked up on this machine (hunter
+ * validate: the node of the embedded cluster is this one). */
+int	spec_check_job_here(const char *path, struct job_spec *,
+	    struct spec_errors *);
 
 /* Unit parsers, shared with themes and the config file.  Return 0 or -1. */
 int	spec_parse_size(const char *s, uint64_t *bytes);	/* 2GiB, 64MiB, 512k, 1000 */

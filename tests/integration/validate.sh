@@ -3,7 +3,8 @@
 # exit 1 when any file is bad and 0 when all are good.
 . "$SRCDIR/tests/integration/lib.sh"
 cd "$T"
-for f in "$SRCDIR"/examples/jobs/*.yaml "$SRCDIR"/examples/clusters/*.yaml; do
+for f in "$SRCDIR"/examples/jobs/*.yaml "$SRCDIR"/examples/clusters/*.yaml \
+    "$SRCDIR"/examples/programs/*.yaml; do
 	"$HUNTER" validate "$f" > out || { cat out; fail "$f should be valid"; }
 done
 cat > bad.yaml <<'YEOF'

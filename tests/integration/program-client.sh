@@ -1,0 +1,34 @@
+#!/bin/sh
+# The Python client installs with pip into a venv (offline, from a copy
+# of clients/python: Debian's setuptools and wheel build it), and a
+# program that imports it from there, with no PYTHONPATH, reports to
+# hunter: its steps and its own number reach `hunter run --json`.
+. "$SRCDIR/tests/integration/lib.sh"
+cp -r "$SRCDIR/clients/python" "$T/client"
+"$PY" -m venv --system-site-packages "$T/venv" || fail "no venv (python3-venv)"
+timeout 120 "$T/venv/bin/pip" install -q --no-index --no-build-isolation \
+    "$T/client" > "$T/pip.out" 2>&1 || { tail -n 20 "$T/pip.out"; fail "pip install failed"; }
+cat > "$T/prog.py" <<'PYEOF'
+import time
+import hunter_client as hunter
+h = hunter.Client(every=0)
+assert h.active and h.env.world_size == 1, h.env.world_size
+for step in range(1, 31):
+    time.sleep(0.02)
+    h.metrics(step, loss=1.0 / step, samples=8 * step, answer=42)
+h.summary(test_acc=0.5)
+print("client from", hunter.__file__)
+PYEOF
+cat > "$T/j.yaml" <<YEOF
+name: venv
+resources: {ranks: 1}
+program:
+  argv: [$T/venv/bin/python, prog.py]
+YEOF
+env -u PYTHONPATH timeout 60 "$HUNTER" run --json "$T/j.yaml" > "$T/out" 2>&1 ||
+	{ tail -n 20 "$T/out"; fail "the job did not finish"; }
+grep -q "client from $T/venv/" "$T/out" || { grep '"log"' "$T/out" | tail -n 3; fail "the client did not come from the venv"; }
+grep '"t":"metrics"' "$T/out" | grep -v '"beat"' | tail -n 1 | cut -c1-200
+grep -q '"extra":{"answer":42' "$T/out" || fail "no extra number in the metrics"
+grep -q '"t":"summary".*"state":"finished"' "$T/out" || fail "not finished"
+pass "pip install into a venv; a program using it reports to hunter"
