@@ -217,6 +217,8 @@ def train(args):
                 fwd += time.monotonic() - tc
             step += 1
             seen += micro
+            if args.pace > 0:
+                time.sleep(args.pace)
             last = env.trial and step == total
             if not (client.due() or last):
                 if ctl.stop_requested or step >= total:
@@ -291,6 +293,9 @@ def main():
     p.add_argument("--metrics-every", type=float, default=0.5,
                    metavar="SECONDS", help="at most one metrics line a "
                    "SECONDS (0: every step)")
+    p.add_argument("--pace", type=float, default=0.0, metavar="SECONDS",
+                   help="sleep SECONDS after every step (the tests' way to "
+                   "land a kill or a command mid-run on a fast machine)")
     p.add_argument("--spawn", type=int, default=0, metavar="N",
                    help="run N ranks here with torch.multiprocessing")
     args = p.parse_args()

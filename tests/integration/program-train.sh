@@ -33,8 +33,9 @@ stop_agents
 
 # Check 2, on synthetic data: undisturbed, then with rank 1 killed.
 mkdata "$T/data" 6000 500
-# Every step's metrics, so the last one before the kill is its step.
-args='--epochs, "4", --metrics-every, "0", --data, '"$T/data"
+# Every step's metrics, so the last one before the kill is its step; 30 ms
+# a step at least (--pace), so the kill lands mid-run on a fast machine.
+args='--epochs, "4", --metrics-every, "0", --pace, "0.03", --data, '"$T/data"
 torch_job "$T/plain.yaml" tfk "$args" 'checkpoint: {every_steps: 20, keep: 3}'
 timeout 300 "$HUNTER" run --json "$T/plain.yaml" > "$T/plain" 2>&1 ||
 	{ tail -n 20 "$T/plain"; fail "the undisturbed run exited $?"; }
