@@ -350,25 +350,30 @@ console_run(struct console *c)
 	while (!c->quit && !console_signalled) {
 		if (!console_preempting(c, &asked) && asked)
 			break;
-		ch = getch();
-		if (ch == KEY_RESIZE) {
-			console_reset_panels(c);
-			next = 0;
-		} else if (ch != ERR)
-			pending = ch;
-		if (pending != ERR) {
-			if (backend_trylock(c->b) == 0) {
-				r = console_key(c, pending);
-				backend_unlock(c->b);
-				pending = ERR;
-				if (r & ACT_LAYOUT)
-					console_reset_panels(c);
-				if (r != ACT_NONE)
-					next = 0;
-			} else
-				timeout(10);	/* try the key again soon */
+		/*
+		 * A key waits for the backend's lock; the keys typed after it
+		 * wait in the terminal's input until it is taken, so none is
+		 * lost while the backend is busy (a search typed fast lost
+		 * its middle letters here).
+		 */
+		if (pending == ERR) {
+			ch = getch();
+			if (ch == KEY_RESIZE) {
+				console_reset_panels(c);
+				next = 0;
+			} else if (ch != ERR)
+				pending = ch;
 		} else
-			timeout(100);
+			napms(10);	/* try the key again soon */
+		if (pending != ERR && backend_trylock(c->b) == 0) {
+			r = console_key(c, pending);
+			backend_unlock(c->b);
+			pending = ERR;
+			if (r & ACT_LAYOUT)
+				console_reset_panels(c);
+			if (r != ACT_NONE)
+				next = 0;
+		}
 		if (!c->quit && clock_mono() >= next) {
 			console_frame(c, &small);
 			next = clock_mono() + FRAME_S;
