@@ -37,9 +37,10 @@ while True:
         assert time.time() < end
         time.sleep(0.2)
 PYEOF
-# slow=3: 3 ms a step at least, so the 1500 steps span several scrapes
-# however fast the machine (an idle one ran them between two).
-"$HUNTER" run --json --metrics "127.0.0.1:$hport" --inject slow-data=4 --inject slow=3 "$T/j.yaml" \
+# slow=8: 8 ms a step at least, so the 1500 steps span several scrapes
+# however fast the machine (an idle one ran them between two; with 3 ms
+# over shared memory the first scrape of the new target came at step 1220).
+"$HUNTER" run --json --metrics "127.0.0.1:$hport" --inject slow-data=4 --inject slow=8 "$T/j.yaml" \
 	> "$T/out" 2>&1 || { tail -n 20 "$T/out"; fail "hunter run exited $?"; }
 [ "$(jget "$T/out" summary state)" = finished ] || fail "not finished"
 steps=$(jget "$T/out" summary steps)
