@@ -7,20 +7,8 @@
 # and the event shows the reason cut on a character boundary, in the
 # stream and in the journal.
 . "$SRCDIR/tests/integration/lib.sh"
-"$PY" "$SRCDIR/tests/integration/fakeagent.py" --error-reason "$T/nodes" \
-	finish bad > "$T/fake.log" 2>&1 &
-fake=$!
-cleanup_hooks="kill $fake 2>/dev/null || true"
-_ready1() { [ -f "$T/nodes/ready" ]; }
-poll_until 10 _ready1 || true
-[ -f "$T/nodes/ready" ] || { cat "$T/fake.log"; fail "the fake agent did not start"; }
-cat > "$T/cluster.yaml" <<EOC
-cluster: onebad
-nodes:
-  - {name: bad, host: local, rack: a, devices: {cpu: 1}, state_dir: $T/nodes/bad}
-EOC
-mkdata "$T/data" 200 64
-small_job "$T/j.yaml" longreason "$T/data"
+. "$SRCDIR/tests/integration/reason-lib.sh"
+long_reason_setup
 rc=0
 timeout 60 "$HUNTER" run --json --cluster "$T/cluster.yaml" "$T/j.yaml" \
 	> "$T/out" 2> "$T/err" || rc=$?

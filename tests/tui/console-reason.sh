@@ -7,19 +7,8 @@
 # cut, no replacement mark), and the job on that node runs to the end.
 . "$SRCDIR/tests/integration/lib.sh"
 . "$SRCDIR/tests/tui/tui-lib.sh"
-"$PY" "$SRCDIR/tests/integration/fakeagent.py" --error-reason "$T/nodes" \
-	finish bad > "$T/fake.log" 2>&1 &
-fake=$!
-cleanup_hooks="kill $fake 2>/dev/null || true; $cleanup_hooks"
-_ready() { [ -f "$T/nodes/ready" ]; }
-poll_until 10 _ready || { cat "$T/fake.log"; fail "the fake agent did not start"; }
-cat > "$T/cluster.yaml" <<EOC
-cluster: onebad
-nodes:
-  - {name: bad, host: local, rack: a, devices: {cpu: 1}, state_dir: $T/nodes/bad}
-EOC
-mkdata "$T/data" 200 64
-small_job "$T/j.yaml" longreason "$T/data"
+. "$SRCDIR/tests/integration/reason-lib.sh"
+long_reason_setup
 tui_start "\"$HUNTER\" --cluster \"$T/cluster.yaml\" \"$T/j.yaml\""
 need 'longreason' 20 "the job is not in the job table"
 keys 1
