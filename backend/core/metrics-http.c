@@ -39,7 +39,7 @@ struct metrics_http {
 	bool		 want;		/* a scrape waits for a fresh one */
 	bool		 closing;	/* no more renderings will come */
 	double		 last_scrape, gap;
-	bool		 final_served;	/* since closing */
+	bool		 final_served;	/* since closing, sent whole */
 
 	/* The server thread's own: the response made from text, shared by
 	 * every scrape until the next rendering. */
@@ -55,9 +55,10 @@ mh_timespec(double t, struct timespec *ts)
 }
 
 /* The response for a scrape now: a rendering at most FRESH_S old, or the
- * newest after WAIT_S; NULL while there has been none. */
+ * newest after WAIT_S; NULL while there has been none.  *last: it is the
+ * final rendering, given after closing began. */
 static struct MHD_Response *
-mh_current(struct metrics_http *m)
+mh_current(struct metrics_http *m, bool *last)
 {
 	struct MHD_Response *r = NULL;
 	struct timespec	 ts;
@@ -91,10 +92,7 @@ mh_current(struct metrics_http *m)
 			m->resp_gen = m->gen;
 		}
 		r = m->resp;
-		if (m->closing) {
-			m->final_served = true;
-			pthread_cond_broadcast(&m->cv);
-		}
+		*last = m->closing;
 	}
 	pthread_mutex_unlock(&m->mu);
 	return r;
@@ -124,6 +122,7 @@ mh_request(void *cls, struct MHD_Connection *c, const char *url,
 {
 	struct metrics_http *m = cls;
 	struct MHD_Response *r;
+	bool		 last = false;
 
 	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
 		return mh_text(c, MHD_HTTP_METHOD_NOT_ALLOWED,
@@ -131,10 +130,32 @@ mh_request(void *cls, struct MHD_Connection *c, const char *url,
 	if (strcmp(url, "/metrics") != 0)
 		return mh_text(c, MHD_HTTP_NOT_FOUND,
 		    "hunter: the Prometheus metrics are at /metrics\n");
-	if ((r = mh_current(m)) == NULL)
+	if ((r = mh_current(m, &last)) == NULL)
 		return mh_text(c, MHD_HTTP_SERVICE_UNAVAILABLE,
 		    "hunter: the backend has not rendered its metrics yet\n");
+	if (last)
+		*con_cls = m;	/* mh_completed tells the closing thread */
 	return MHD_queue_response(c, MHD_HTTP_OK, r);
+}
+
+/*
+ * A request is over.  The final rendering counts as served only once it
+ * was sent whole: closing the daemon as soon as it was queued cut it off
+ * on a loaded machine, and the scraper kept the values of a second ago.
+ */
+static void
+mh_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+    enum MHD_RequestTerminationCode toe)
+{
+	struct metrics_http *m = cls;
+
+	(void)c;
+	if (*con_cls != m || toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		return;
+	pthread_mutex_lock(&m->mu);
+	m->final_served = true;
+	pthread_cond_broadcast(&m->cv);
+	pthread_mutex_unlock(&m->mu);
 }
 
 /* libmicrohttpd's own complaints (a client that misbehaves) are not the
@@ -180,6 +201,7 @@ metrics_http_open(const char *addr, int wake_fd, char *err, size_t errlen)
 	m->d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL,
 	    mh_request, m,
 	    MHD_OPTION_EXTERNAL_LOGGER, mh_log, NULL,
+	    MHD_OPTION_NOTIFY_COMPLETED, mh_completed, m,
 	    MHD_OPTION_LISTEN_SOCKET, fd,
 	    /* Prometheus holds one connection a server.  Past 32 from one
 	     * address a connection is closed as it comes (at the overall

@@ -30,8 +30,8 @@ void		 metrics_http_publish(struct metrics_http *, char *text,
 		    size_t len);
 /*
  * Stop serving.  With linger, a scraper seen lately first gets one scrape
- * of the last rendering (so a job's final values reach it), waiting two
- * of its intervals, 3 s at least and 10 s at most.
+ * of the last rendering, sent whole (so a job's final values reach it),
+ * waiting two of its intervals, 3 s at least and 10 s at most.
  */
 void		 metrics_http_close(struct metrics_http *, bool linger);
 
