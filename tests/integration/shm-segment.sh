@@ -8,7 +8,9 @@
 mkdata "$T/data" 6000 200
 small_job "$T/j.yaml" shmseg "$T/data"
 sed -i 's/ranks: 1/ranks: 2/; s/epochs: 2/epochs: 30/; s/micro: 32/micro: 16/' "$T/j.yaml"
-"$HUNTER" run --json "$T/j.yaml" > "$T/out" 2>&1 &
+# slow=5: 5 ms a step at least, so the 5600 steps outlast the checks
+# (over shared memory a fresh clone's run ended before the first look).
+"$HUNTER" run --json --inject slow=5 "$T/j.yaml" > "$T/out" 2>&1 &
 runpid=$!
 cleanup_hooks="kill -9 $runpid 2>/dev/null || true"
 # rank_pids: the pids the rank metrics name so far; two_ranks: both seen.

@@ -7,7 +7,9 @@
 mkdata "$T/data" 6000 200
 small_job "$T/j.yaml" wdeath "$T/data" 'policy: {failover: {heartbeat_timeout: 4s}}'
 sed -i 's/ranks: 1/ranks: 2/; s/epochs: 2/epochs: 30/; s/micro: 32/micro: 16/; s/every_steps: 0/every_steps: 100/' "$T/j.yaml"
-"$HUNTER" run --json "$T/j.yaml" > "$T/out" 2>&1 &
+# slow=5 (the first launch only): 5 ms a step at least, so the 5600
+# steps outlast the kill; over shared memory the job runs in 0.6 s.
+"$HUNTER" run --json --inject slow=5 "$T/j.yaml" > "$T/out" 2>&1 &
 runpid=$!
 cleanup_hooks="kill -9 $runpid 2>/dev/null || true"
 pid=""
