@@ -8,7 +8,11 @@
  *
  * When the remote side ends first, the thread sends one "error" frame
  * with the reason (the exit status and the last line the remote command
- * wrote on stderr, say "hunter: command not found"), then closes.
+ * wrote on stderr, say "hunter: command not found"), then closes.  The
+ * stderr bytes are taken as libssh receives them (a channel callback):
+ * once the remote's close has been processed libssh refuses to read what
+ * it still buffers, and a command that writes its complaint and exits at
+ * once would be reported as a failed connection, its words lost.
  */
 #include <errno.h>
 #include <poll.h>
@@ -23,6 +27,7 @@
 #include <unistd.h>
 
 #include <jansson.h>
+#include <libssh/callbacks.h>
 
 #include "lib/utf8.h"
 #include "lib/xmalloc.h"
@@ -52,6 +57,7 @@ struct pump {
 	char		 node[64];
 	char		 tail[512];	/* the remote's last stderr bytes */
 	size_t		 tlen;
+	struct ssh_channel_callbacks_struct cb;	/* lives as long as ch */
 };
 
 /* Write all of buf to the fleet's side.  0 or -1 (it closed). */
@@ -88,6 +94,20 @@ pump_keep_stderr(struct pump *p, const char *buf, size_t n)
 	memcpy(p->tail + p->tlen, buf, n);
 	p->tlen += n;
 	p->tail[p->tlen] = '\0';
+}
+
+/* libssh's data callback: stderr is kept as it arrives (the bytes are
+ * consumed); stdout stays buffered for pump_drain. */
+static int
+pump_on_data(ssh_session s, ssh_channel ch, void *data, uint32_t len,
+    int is_stderr, void *arg)
+{
+	(void)s;
+	(void)ch;
+	if (!is_stderr)
+		return 0;
+	pump_keep_stderr(arg, data, len);
+	return (int)len;
 }
 
 /* The last non-empty line of what the remote wrote on stderr. */
@@ -167,6 +187,15 @@ pump_drain(struct pump *p, int is_stderr)
 	return ssh_channel_is_eof(p->ch) ? 0 : 1;
 }
 
+/* The remote closed its end (a read may then fail with "Remote channel
+ * is closed"), as against the connection failing under it. */
+static bool
+pump_remote_ended(struct pump *p)
+{
+	return ssh_channel_is_eof(p->ch) ||
+	    (ssh_channel_is_closed(p->ch) && ssh_is_connected(p->s));
+}
+
 static void *
 pump_main(void *arg)
 {
@@ -182,12 +211,12 @@ pump_main(void *arg)
 		err = out == -2 ? 1 : pump_drain(p, 1);
 		if (out == -2)
 			break;			/* the fleet closed the link */
-		if (out == -1 || err == -1) {
+		if ((out == -1 || err == -1) && !pump_remote_ended(p)) {
 			snprintf(why, sizeof why, "the SSH connection "
 			    "failed: %s", ssh_get_error(p->s));
 			break;
 		}
-		if (out == 0) {
+		if (out != 1) {		/* 0, or a read refused after EOF */
 			pump_why_ended(p, why, sizeof why);
 			break;
 		}
@@ -203,8 +232,16 @@ pump_main(void *arg)
 		if (n <= 0)
 			break;			/* the fleet closed the link */
 		if (ssh_channel_write(p->ch, buf, (uint32_t)n) != (int)n) {
-			snprintf(why, sizeof why, "the SSH connection "
-			    "failed: %s", ssh_get_error(p->s));
+			/* Refused as "Remote channel is closed" when the
+			 * command ended before our first frame went. */
+			if (pump_drain(p, 0) == -2)
+				break;		/* the fleet closed the link */
+			(void)pump_drain(p, 1);
+			if (pump_remote_ended(p))
+				pump_why_ended(p, why, sizeof why);
+			else
+				snprintf(why, sizeof why, "the SSH connection "
+				    "failed: %s", ssh_get_error(p->s));
 			break;
 		}
 	}
@@ -285,6 +322,10 @@ fleet_ssh_pump_start(ssh_session s, ssh_channel ch, const char *node,
 	p->ch = ch;
 	p->fd = sv[1];
 	snprintf(p->node, sizeof p->node, "%s", node);
+	p->cb.userdata = p;
+	p->cb.channel_data_function = pump_on_data;
+	ssh_callbacks_init(&p->cb);
+	ssh_set_channel_callbacks(ch, &p->cb);
 	/* The thread takes no signals: they are the main thread's. */
 	sigfillset(&all);
 	pump_reap();
