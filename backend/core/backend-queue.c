@@ -16,6 +16,7 @@
 #include "lib/utf8.h"
 #include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
+#include "backend/worker/data.h"
 #include "backend/sched/queue.h"
 #include "backend/core/backend-internal.h"
 #include "backend/core/backend-program.h"
@@ -93,7 +94,7 @@ backend_requeued(struct backend *b, struct job_state *j)
 	if (j->opts.resume || count == NULL || atoi(count) <= 0)
 		return;
 	j->opts.resume = true;
-	backend_event(b, j->name, "restarted", -1, NULL, "Slurm job %s was "
+	backend_event(b, j->name, EV_RESTARTED, -1, NULL, "Slurm job %s was "
 	    "requeued (restart %d): %s resumes from its newest checkpoint",
 	    getenv("SLURM_JOB_ID") ? getenv("SLURM_JOB_ID") : "?", atoi(count),
 	    j->name);
@@ -183,6 +184,36 @@ queue_wait_reason(struct backend *b, struct job_state *j)
 	utf8_fix(j->reason, sizeof j->reason);
 }
 
+/*
+ * On a cluster of this machine's nodes, what hunter validate checks is
+ * checked before anything is placed: a job whose data its workers would
+ * refuse, or whose program is not here, fails now with the cause, not
+ * after every node has tried it.  0, or -1 with err.
+ */
+static int
+submit_check_here(const struct backend *b, const char *spec_file,
+    const struct job_spec *spec, char *err, size_t errlen)
+{
+	char	 why[PATH_MAX + 512], found[PATH_MAX];
+
+	for (int i = 0; i < b->cluster->n_nodes; i++) {
+		if (strcmp(b->cluster->nodes[i].host, "local") != 0)
+			return 0;	/* the data is the nodes' to see */
+	}
+	if (spec->kind == JOB_PROGRAM) {
+		if (spec_program_find(spec, found, sizeof found, why,
+		    sizeof why) == 0)
+			return 0;
+		snprintf(err, errlen, "%s:%d:%d: program.argv[0]: %s", spec_file,
+		    spec->program.argv0_line, spec->program.argv0_col, why);
+		return -1;
+	}
+	if (job_data_check(spec, why, sizeof why) == 0)
+		return 0;
+	snprintf(err, errlen, "%s: data: %s", spec_file, why);
+	return -1;
+}
+
 int
 backend_submit(struct backend *b, const char *spec_file,
     const struct submit_opts *so, char *err, size_t errlen)
@@ -202,27 +233,28 @@ backend_submit(struct backend *b, const char *spec_file,
 		free(yaml);
 		return -1;
 	}
-	if (!job_paths_utf8(b, spec_file, &spec, err, errlen)) {
+	if (!job_paths_utf8(b, spec_file, &spec, err, errlen) ||
+	    submit_check_here(b, spec_file, &spec, err, errlen) != 0) {
 		free(yaml);
 		return -1;
 	}
-	if ((old = backend_job(b, spec.name)) != NULL && !old->done) {
+	if ((old = backend_job(b, spec.name)) != NULL && !job_done(old)) {
 		snprintf(err, errlen, "job %s is already running; `hunter run "
 		    "--attach` follows it", spec.name);
 		free(yaml);
 		return -1;
 	}
 	if (backend_versions_agree(b, err, errlen) != 0) {
-		backend_event(b, spec.name, "refused", -1, NULL, "%s", err);
+		backend_event(b, spec.name, EV_REFUSED, -1, NULL, "%s", err);
 		free(yaml);
 		return -1;
 	}
 	if (queue_admissible(backend_placing(b), &spec, err, errlen) != 0) {
-		backend_event(b, spec.name, "refused", -1, NULL, "%s", err);
+		backend_event(b, spec.name, EV_REFUSED, -1, NULL, "%s", err);
 		free(yaml);
 		return -1;
 	}
-	j = backend_new_job(b, spec.name);
+	j = backend_new_job(b, spec.name, JOB_QUEUED);
 	j->opts = *so;
 	backend_requeued(b, j);
 	j->spec = spec;
@@ -231,14 +263,12 @@ backend_submit(struct backend *b, const char *spec_file,
 	j->world = spec.resources.ranks;
 	j->run = backend_run_id();
 	j->ranks = xcalloc((size_t)j->world, sizeof *j->ranks);
-	j->queued = true;
 	j->submitted = clock_mono();
-	snprintf(j->state, sizeof j->state, "queued");
 	if (spec.kind == JOB_PROGRAM)
 		backend_program_new(b, j);
 	backend_schedule(b);
-	if ((j = backend_job(b, spec.name)) != NULL && j->queued)
-		backend_event(b, j->name, "queued", -1, NULL, "%s", j->reason);
+	if ((j = backend_job(b, spec.name)) != NULL && j->phase == JOB_QUEUED)
+		backend_event(b, j->name, EV_QUEUED, -1, NULL, "%s", j->reason);
 	return 0;
 }
 
@@ -259,7 +289,7 @@ backend_schedule(struct backend *b)
 	for (int i = 0; i < b->njobs; i++) {
 		struct job_state *j = &b->jobs[i];
 
-		if (!j->queued || j->done)
+		if (j->phase != JOB_QUEUED)
 			continue;
 		e[n] = (struct queue_entry){ .spec = &j->spec,
 		    .submitted = j->submitted,
@@ -276,8 +306,6 @@ backend_schedule(struct backend *b)
 			queue_wait_reason(b, j);
 		else {
 			j->reason[0] = '\0';
-			j->queued = false;
-			snprintf(j->state, sizeof j->state, "running");
 			for (int r = 0; r < j->world; r++)
 				j->ranks[r].node = e[k].node_of[r];
 			backend_launch_job(b, j, e[k].note);

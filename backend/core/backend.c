@@ -41,12 +41,56 @@ backend_emit(struct backend *b, const json_t *msg)
 		b->obs.on_frame(b->obs.ctx, msg);
 }
 
+json_t *
+backend_event_new(struct backend *b, const char *job, enum event_kind kind,
+    int rank, const char *node, const char *reason)
+{
+	char	 err[128];
+	json_t	*ev;
+
+	(void)b;
+	ev = proto_pack(err, sizeof err, "{s:s, s:s, s:s, s:i, s:s, s:s, s:s}",
+	    "t", MSG_EVENT, "job", job ? job : "", "kind",
+	    event_kind_name(kind), "rank", rank, "node", node ? node : "",
+	    "reason", reason, "source", "backend");
+	if (ev == NULL)
+		fprintf(stderr, "hunter: a %s event: %s\n", event_kind_name(kind),
+		    err);
+	return ev;
+}
+
+/* Every event of a job, the backend's and its ranks', names the phase
+ * the job is in after it ("job_phase"), and counts towards the job's
+ * events by kind. */
+void
+backend_event_note(struct backend *b, json_t *ev)
+{
+	const char	*name = json_string_value(json_object_get(ev, "job"));
+	struct job_state *j = name != NULL && *name != '\0' ?
+	    backend_job(b, name) : NULL;
+
+	if (j == NULL)
+		return;
+	j->total.events[event_kind_of(ev)]++;
+	json_object_set_new(ev, "job_phase", json_string(job_phase_name(
+	    j->phase)));
+}
+
+void
+backend_event_raise(struct backend *b, json_t *ev)
+{
+	backend_event_note(b, ev);
+	if (b->journal != NULL)		/* durable with the next decision */
+		journal_append_lazy(b->journal, ev);
+	backend_emit(b, ev);
+}
+
 /* An event of the backend's own: journalled, then shown. */
 void
-backend_event(struct backend *b, const char *job, const char *kind, int rank,
-    const char *node, const char *fmt, ...)
+backend_event(struct backend *b, const char *job, enum event_kind kind,
+    int rank, const char *node, const char *fmt, ...)
 {
-	char	 reason[1024], err[128];
+	char	 reason[1024];
 	va_list	 ap;
 	json_t	*ev;
 
@@ -57,16 +101,9 @@ backend_event(struct backend *b, const char *job, const char *kind, int rank,
 	 * on a character boundary, stray bytes as '?', or jansson refuses
 	 * it.  Job, kind and node are names the specs restrict to ASCII. */
 	utf8_fix(reason, sizeof reason);
-	ev = proto_pack(err, sizeof err, "{s:s, s:s, s:s, s:i, s:s, s:s, s:s}",
-	    "t", MSG_EVENT, "job", job ? job : "", "kind", kind, "rank", rank,
-	    "node", node ? node : "", "reason", reason, "source", "backend");
-	if (ev == NULL) {
-		fprintf(stderr, "hunter: a %s event: %s\n", kind, err);
+	if ((ev = backend_event_new(b, job, kind, rank, node, reason)) == NULL)
 		return;
-	}
-	if (b->journal != NULL)		/* durable with the next decision */
-		journal_append_lazy(b->journal, ev);
-	backend_emit(b, ev);
+	backend_event_raise(b, ev);
 	json_decref(ev);
 }
 
@@ -89,7 +126,7 @@ backend_report_node(void *ctx, const char *node, const char *err)
 	if (fn != NULL && fn->bound)
 		backend_node_down(b, (int)(fn - b->fleet.nodes), err);
 	else
-		backend_event(b, NULL, "refused", -1, node, "node %s: %s", node,
+		backend_event(b, NULL, EV_REFUSED, -1, node, "node %s: %s", node,
 		    err);
 }
 
@@ -152,7 +189,7 @@ backend_fd_limit(struct backend *b, const struct cluster_spec *c)
 	long	 got = net_raise_nofile(want);
 
 	if (got >= 0 && got < want)
-		backend_event(b, NULL, "refused", -1, NULL, "the cluster has %d "
+		backend_event(b, NULL, EV_REFUSED, -1, NULL, "the cluster has %d "
 		    "nodes, and this process may open %ld files (ulimit -n; "
 		    "%ld wanted): nodes past that fail to connect with \"Too "
 		    "many open files\"", c->n_nodes, got, want);
@@ -216,7 +253,7 @@ backend_open(const struct backend_opts *o, char *err, size_t errlen)
 		b->nodes[i].spec = b->fleet.nodes[i].spec;
 	fleet_connect(&b->fleet, backend_report_node, b);
 	if (b->metrics != NULL)
-		backend_event(b, NULL, "metrics", -1, NULL, "Prometheus metrics "
+		backend_event(b, NULL, EV_METRICS, -1, NULL, "Prometheus metrics "
 		    "on %s", metrics_http_url(b->metrics));
 	return b;
 fail:
@@ -244,7 +281,7 @@ backend_close(struct backend *b)
 		bool	 over = b->njobs > 0;
 
 		for (int i = 0; i < b->njobs; i++)
-			over &= b->jobs[i].done;
+			over &= job_done(&b->jobs[i]);
 		/* The final values, for a scraper to take before we go. */
 		backend_prom_publish(b);
 		metrics_http_close(b->metrics, over);
@@ -264,7 +301,7 @@ backend_close(struct backend *b)
 	for (int i = 0; i < b->njobs; i++) {
 		free(b->jobs[i].yaml);
 		free(b->jobs[i].ranks);
-		json_decref(b->jobs[i].summary);
+		free(b->jobs[i].restart.node_of);
 		json_decref(b->jobs[i].epochs);
 		free(b->jobs[i].prog);
 		json_decref(b->jobs[i].evals);

@@ -13,8 +13,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backend/proto/event.h"
+#include "backend/proto/launch.h"
 #include "backend/proto/metrics.h"
 #include "backend/proto/proto.h"
+#include "backend/proto/summary.h"
 
 enum field_type { F_END, F_STR, F_INT, F_NUM, F_ARR };
 
@@ -27,7 +30,7 @@ struct kind_field {
 #define KIND_FIELDS	4
 typedef int	 kind_check(const json_t *, char *, size_t);
 
-static kind_check kind_metrics, kind_store, kind_cmd;
+static kind_check kind_metrics, kind_store, kind_cmd, kind_summary;
 
 /* A frame that the next of its kind makes stale, or a line of output:
  * what a queue may drop. */
@@ -43,9 +46,9 @@ static const struct kind_row {
 	[PK_METRICS] = { MSG_METRICS, { { "scope", F_STR } }, kind_metrics,
 	    DROPPABLE },
 	[PK_LOG] = { MSG_LOG, { { "line", F_STR } }, NULL, DROPPABLE },
-	[PK_EVENT] = { MSG_EVENT, { { "kind", F_STR } } },
+	[PK_EVENT] = { MSG_EVENT, { { "kind", F_STR } }, event_check },
 	[PK_EPOCH] = { MSG_EPOCH, { { "job", F_STR }, { "epoch", F_INT } } },
-	[PK_SUMMARY] = { MSG_SUMMARY, { { "job", F_STR } } },
+	[PK_SUMMARY] = { MSG_SUMMARY, { { "job", F_STR } }, kind_summary },
 	[PK_STORE] = { MSG_STORE, { { "op", F_STR } }, kind_store },
 	[PK_CMD] = { MSG_CMD, { { "cmd", F_STR } }, kind_cmd },
 	[PK_EXIT] = { MSG_EXIT, { { "job", F_STR }, { "rank", F_INT } } },
@@ -141,17 +144,29 @@ kind_store(const json_t *msg, char *err, size_t errlen)
 	return 0;
 }
 
-/* A launch names the rank to start. */
+/* A launch is the whole order (launch.h): every field its receivers
+ * read, with its type. */
 static int
 kind_cmd(const json_t *msg, char *err, size_t errlen)
 {
-	static const struct kind_field launch[] = { { "job", F_STR },
-	    { "rank", F_INT }, { NULL, F_END } };
-	const char	*cmd = json_string_value(json_object_get(msg, "cmd"));
+	const char		*cmd = json_string_value(json_object_get(msg, "cmd"));
+	struct launch_order	 l;
+	int			 rc;
 
-	if (strcmp(cmd, "launch") == 0)
-		return kind_need(msg, launch, err, errlen);
-	return 0;
+	if (strcmp(cmd, "launch") != 0)
+		return 0;
+	rc = launch_unpack(msg, &l, err, errlen);
+	launch_free(&l);
+	return rc;
+}
+
+/* A summary has the types of its field list (summary.h). */
+static int
+kind_summary(const json_t *msg, char *err, size_t errlen)
+{
+	struct job_summary	 s;
+
+	return summary_unpack(msg, &s, err, errlen);
 }
 
 enum proto_kind

@@ -114,7 +114,7 @@ train_checkpoint(struct trainer *t, char *err, size_t errlen, int collective)
 		rc = -1;
 	else {
 		snprintf(t->last_path, sizeof t->last_path, "%s", path);
-		train_event(t, "checkpoint", "step %ld: %s", t->step, t->last_path);
+		train_event(t, EV_CHECKPOINT, "step %ld: %s", t->step, t->last_path);
 		if (train_data_config(t, t->cfg->checkpoint_dir, err,
 		    errlen) != 0)
 			rc = -1;
@@ -128,7 +128,7 @@ train_checkpoint(struct trainer *t, char *err, size_t errlen, int collective)
 static void
 train_skipped(void *ctx, const char *path, const char *why)
 {
-	train_event(ctx, "checkpoint", "skipping corrupt checkpoint %s", why);
+	train_event(ctx, EV_CHECKPOINT, "skipping corrupt checkpoint %s", why);
 	(void)path;
 }
 
@@ -151,7 +151,7 @@ train_share_compressor(struct trainer *t, char *err, size_t errlen)
 		return -1;
 	if (!have) {
 		if (cm->nblobs > 0)
-			train_event(t, "restarted", "compressor state saved for "
+			train_event(t, EV_RESTARTED, "compressor state saved for "
 			    "%d ranks, not %d: residuals start from zero",
 			    cm->nblobs, world);
 		return 0;
@@ -296,7 +296,7 @@ train_resume(struct trainer *t, char *err, size_t errlen)
 	if (rc < 0)
 		return -1;
 	if (rc == 1) {
-		train_event(t, "restarted", "no checkpoint in %s; starting "
+		train_event(t, EV_RESTARTED, "no checkpoint in %s; starting "
 		    "from step 0", t->cfg->checkpoint_dir);
 		return train_share_state(t, err, errlen);
 	}
@@ -310,7 +310,7 @@ train_resume(struct trainer *t, char *err, size_t errlen)
 	t->step_in_epoch = cm.step_in_epoch;
 	t->last_ckpt = cm.step;
 	snprintf(t->last_path, sizeof t->last_path, "%s", path);
-	train_event(t, "restarted", "resumed from %s at step %ld (epoch %d)",
+	train_event(t, EV_RESTARTED, "resumed from %s at step %ld (epoch %d)",
 	    path, cm.step, cm.epoch + 1);
 	return train_share_state(t, err, errlen);
 }
@@ -326,7 +326,7 @@ train_rescue(struct trainer *t)
 	if (t->cfg->rank != 0 || t->step == t->last_ckpt)
 		return;
 	if (t->zero) {
-		train_event(t, "checkpoint", "no rescue checkpoint at step %ld: "
+		train_event(t, EV_CHECKPOINT, "no rescue checkpoint at step %ld: "
 		    "the optimizer's shards (train.zero) went with the group",
 		    t->step);
 		return;
@@ -334,6 +334,6 @@ train_rescue(struct trainer *t)
 	/* No gather now: the group is gone, so the compressor state is not
 	 * saved and a resume from here starts it afresh. */
 	if (train_checkpoint(t, err, sizeof err, 0) == 0)
-		train_event(t, "checkpoint", "saved step %ld after the group "
+		train_event(t, EV_CHECKPOINT, "saved step %ld after the group "
 		    "failed", t->step);
 }
