@@ -435,7 +435,9 @@ cmd_run(int argc, char **argv)
 	}
 	if (job_done(j)) {
 		run_summary(&ctx, j);
-		rc = j->phase == JOB_FAILED ? 1 : preempted == 1 ? 0 :
+		rc = j->phase == JOB_FAILED ? 1 : j->phase == JOB_FINISHED &&
+		    SUMMARY_HAS(&j->sum, checkpoint_error) ? 4 :
+		    preempted == 1 ? 0 :
 		    run_interrupts || preempted ? 130 : 0;
 	}
 	backend_close(b);

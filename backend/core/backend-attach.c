@@ -14,6 +14,18 @@
 #include "backend/core/series-file.h"
 #include "backend/core/backend-program.h"
 
+/* The newest job called name that the journal rebuilt; the jobs this
+ * backend had before it replayed are its own, and no record moves them. */
+static struct job_state *
+replayed_job(struct backend *b, const char *name)
+{
+	for (int i = b->njobs - 1; name != NULL && i >= b->replay_from; i--) {
+		if (strcmp(b->jobs[i].name, name) == 0)
+			return &b->jobs[i];
+	}
+	return NULL;
+}
+
 /*
  * Rebuild jobs from the journal: the last "job" record of each name that
  * has no "job_end" after it is still live.  Its phase is what the
@@ -24,7 +36,7 @@
 static void
 backend_replay_phase(struct backend *b, const json_t *rec)
 {
-	struct job_state *j = backend_job(b, json_string_value(
+	struct job_state *j = replayed_job(b, json_string_value(
 	    json_object_get(rec, "job")));
 	enum job_phase	 p;
 
@@ -55,7 +67,7 @@ backend_replay_record(void *ctx, json_t *rec)
 
 		job_phase_named(json_string_value(json_object_get(rec,
 		    "state")), &p);
-		if ((j = backend_job(b, name)) != NULL && !job_done(j)) {
+		if ((j = replayed_job(b, name)) != NULL && !job_done(j)) {
 			job_restore_phase(j, job_phase_final(p) ? p : JOB_STOPPED);
 			snprintf(j->reason, sizeof j->reason, "%s",
 			    json_string_value(json_object_get(rec, "reason")) ?:
@@ -74,7 +86,7 @@ backend_replay_record(void *ctx, json_t *rec)
 	/* The next generation of the same run is the same job, placed
 	 * anew; another run of the name makes the older one history (it
 	 * ended, or its backend died before it could say so). */
-	if ((j = backend_job(b, name)) != NULL && j->run ==
+	if ((j = replayed_job(b, name)) != NULL && j->run ==
 	    json_integer_value(json_object_get(rec, "run"))) {
 		free(j->yaml);
 		free(j->ranks);
@@ -144,15 +156,19 @@ backend_attach(struct backend *b, const char *name, char *err, size_t errlen)
 	int		 bad;
 	struct job_state *j;
 
+	/* Once: the jobs it rebuilds are this backend's from then on. */
 	snprintf(path, sizeof path, "%s/journal.jsonl", b->dir);
-	if (journal_replay(path, backend_replay_record, b, &bad, why,
-	    sizeof why) < 0) {
+	if (!b->replayed)
+		b->replay_from = b->njobs;	/* before them, its own */
+	if (!b->replayed && journal_replay(path, backend_replay_record, b,
+	    &bad, why, sizeof why) < 0) {
 		snprintf(err, errlen, "%s", why);
 		return -1;
 	}
-	if (bad > 0)
+	if (!b->replayed && bad > 0)
 		backend_event(b, NULL, EV_RESTARTED, -1, NULL, "%s (%d line%s)",
 		    why, bad, bad == 1 ? "" : "s");
+	b->replayed = true;
 	if ((j = backend_job(b, name)) == NULL) {
 		snprintf(err, errlen, "no job%s%s in the journal of %s", name ?
 		    " named " : "", name ? name : "", b->dir);

@@ -50,6 +50,8 @@ struct backend {
 	int		 npeers;
 	bool		 detach;
 	bool		 preempting;	/* backend_preempt was called */
+	bool		 replayed;	/* the journal rebuilt the jobs once */
+	int		 replay_from;	/* the first of the jobs it rebuilt */
 	double		 next_reconnect;
 	double		 next_detect;
 	double		 loop_at;	/* when the loop last polled */

@@ -214,6 +214,64 @@ submit_check_here(const struct backend *b, const char *spec_file,
 	return -1;
 }
 
+/* A rank of a job called name that an agent said it still runs: its
+ * node's name, run and pid, or NULL. */
+static const char *
+live_rank(struct backend *b, const char *name, long long *run, long *pid)
+{
+	for (int n = 0; n < b->fleet.n; n++) {
+		const json_t	*w;
+		size_t		 i;
+
+		json_array_foreach(json_object_get(b->fleet.nodes[n].hello,
+		    "workers"), i, w) {
+			if (strcmp(json_string_value(json_object_get(w, "job")) ?:
+			    "", name) != 0 ||
+			    !json_is_true(json_object_get(w, "running")))
+				continue;
+			*run = json_integer_value(json_object_get(w, "run"));
+			*pid = (long)json_integer_value(json_object_get(w, "pid"));
+			return b->fleet.nodes[n].spec->name;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The same job must not run twice.  Its ranks may still train after
+ * their backend died (kill -9, a lost session): a submit of the job then
+ * follows that run, as --attach would, and starts nothing; a run the
+ * journal does not know is refused, and its checkpoints are left alone.
+ * 1 when it attached, 0 when no copy runs, -1 refused (err).
+ */
+static int
+submit_live_copy(struct backend *b, const char *name, char *err,
+    size_t errlen)
+{
+	long long	 run;
+	long		 pid;
+	const char	*node = live_rank(b, name, &run, &pid);
+	struct job_state *j;
+	char		 why[512];
+
+	if (node == NULL)
+		return 0;
+	if (backend_attach(b, name, why, sizeof why) == 0 &&
+	    (j = backend_job(b, name)) != NULL && !job_done(j) &&
+	    j->run == run) {
+		backend_event(b, name, EV_RESTARTED, -1, node, "%s still runs "
+		    "(run %lld; rank on %s as pid %ld): following it, as "
+		    "hunter run --attach would, instead of starting another copy",
+		    name, run, node, pid);
+		return 1;
+	}
+	snprintf(err, errlen, "job %s still runs on node %s (run %lld, pid "
+	    "%ld), and this state directory's journal does not have that run; "
+	    "stop it before starting it again (its checkpoints are left as "
+	    "they are)", name, node, run, pid);
+	return -1;
+}
+
 int
 backend_submit(struct backend *b, const char *spec_file,
     const struct submit_opts *so, char *err, size_t errlen)
@@ -245,6 +303,15 @@ backend_submit(struct backend *b, const char *spec_file,
 		return -1;
 	}
 	if (backend_versions_agree(b, err, errlen) != 0) {
+		backend_event(b, spec.name, EV_REFUSED, -1, NULL, "%s", err);
+		free(yaml);
+		return -1;
+	}
+	switch (submit_live_copy(b, spec.name, err, errlen)) {
+	case 1:
+		free(yaml);
+		return 0;
+	case -1:
 		backend_event(b, spec.name, EV_REFUSED, -1, NULL, "%s", err);
 		free(yaml);
 		return -1;

@@ -360,7 +360,15 @@ job_verdict(struct backend *b, struct job_state *j)
 		job_end(b, j, JOB_STOPPED, "rank %d exited before the end of "
 		    "training (step %ld, epoch %ld)", unfinished,
 		    j->ranks[unfinished].step, j->ranks[unfinished].epoch);
-	else
+	else if (SUMMARY_HAS(&j->sum, checkpoint_error)) {
+		/* Trained to the end, but not saved: said, and hunter run's
+		 * exit status says it too. */
+		snprintf(j->reason, sizeof j->reason, "the final checkpoint "
+		    "could not be written: %s", j->sum.checkpoint_error);
+		utf8_fix(j->reason, sizeof j->reason);
+		job_end(b, j, JOB_FINISHED, "every rank trained to the end; %s",
+		    j->reason);
+	} else
 		job_end(b, j, JOB_FINISHED, "every rank %s", j->prog != NULL ?
 		    "ended well" : "trained to the end");
 }

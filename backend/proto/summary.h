@@ -31,7 +31,8 @@
 	X(optimizer_bytes, LONG, 0, OPT)	/* rank 0's */		\
 	X(micro_batch, INT, 0, OPT)					\
 	X(accum, INT, 0, OPT)						\
-	X(checkpoint, STR, SPEC_PATH_MAX + 320, OPT)	/* the last one */
+	X(checkpoint, STR, SPEC_PATH_MAX + 320, OPT)	/* the last one */ \
+	X(checkpoint_error, STR, 512, OPT)	/* why the final one failed */
 
 struct job_summary {
 	SUMMARY_FIELDS(RECORD_MEMBER)

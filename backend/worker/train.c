@@ -448,9 +448,14 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	if (t.epoch < cfg->job->train.epochs)
 		train_summary_state(sum, "stopped");
 	/* A checkpoint that cannot be written (a full disk) is reported
-	 * and the previous ones stay; the training itself did not fail. */
-	if (train_checkpoint(&t, err, errlen, 1) != 0)
+	 * and the previous ones stay; the training itself did not fail, but
+	 * what it trained is not saved, and the summary says so. */
+	if (train_checkpoint(&t, err, errlen, 1) != 0) {
 		train_event(&t, EV_CHECKPOINT, "%s", err);
+		snprintf(sum->f.checkpoint_error, sizeof sum->f.checkpoint_error,
+		    "%s", err);
+		sum->f.have |= (uint64_t)1 << SUMMARY_F_checkpoint_error;
+	}
 	/* The last collective before rank 0 evaluates alone: the others
 	 * must not wait on it. */
 	if (train_summary_counts(&t, sum, first_step, train_s, wait_s, err,
