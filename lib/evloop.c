@@ -24,6 +24,7 @@ struct evloop_fd {
 	int		 fd;
 	short		 events;
 	evloop_want_cb	*want;
+	void		*want_arg;
 	evloop_fd_cb	*cb;
 	void		*arg;
 	bool		 dead;
@@ -116,9 +117,10 @@ evloop_fd_events(struct evloop_fd *e, short events)
 }
 
 void
-evloop_fd_want(struct evloop_fd *e, evloop_want_cb *want)
+evloop_fd_want(struct evloop_fd *e, evloop_want_cb *want, void *arg)
 {
 	e->want = want;
+	e->want_arg = arg;
 }
 
 void
@@ -269,7 +271,8 @@ evloop_prepare(struct evloop *loop)
 		if (e->fd < 0)
 			continue;
 		loop->pfd[n] = (struct pollfd){ .fd = e->fd,
-		    .events = e->want != NULL ? e->want(e->arg) : e->events };
+		    .events = e->want != NULL ? e->want(e->want_arg) :
+		    e->events };
 		loop->polled[n++] = e;
 	}
 	loop->npolled = n;

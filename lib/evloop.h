@@ -44,8 +44,10 @@ void		 evloop_free(struct evloop *);
 struct evloop_fd *evloop_fd_add(struct evloop *, int fd, short events,
 		    evloop_fd_cb *, void *arg);
 void		 evloop_fd_events(struct evloop_fd *, short events);
-/* Ask want(arg) for the events before each poll, instead of fixed ones. */
-void		 evloop_fd_want(struct evloop_fd *, evloop_want_cb *want);
+/* Ask want(arg) for the events before each poll, instead of fixed ones
+ * (want NULL: back to the fixed ones). */
+void		 evloop_fd_want(struct evloop_fd *, evloop_want_cb *want,
+		    void *arg);
 /* Stop watching (NULL is nothing); call it before the fd is closed. */
 void		 evloop_fd_del(struct evloop_fd *);
 /* Live fds in the loop. */

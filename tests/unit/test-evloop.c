@@ -310,7 +310,7 @@ test_want(void **state)
 	(void)state;
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	e = evloop_fd_add(loop, sv[0], POLLOUT, on_out, NULL);
-	evloop_fd_want(e, want_fn);
+	evloop_fd_want(e, want_fn, NULL);
 	want_out = false;
 	assert_int_equal(evloop_run_once(loop, 20), 0);
 	assert_int_equal(out_calls, 0);
@@ -318,7 +318,7 @@ test_want(void **state)
 	assert_int_equal(evloop_run_once(loop, 1000), 1);
 	assert_int_equal(out_calls, 1);
 	/* Fixed events again: none. */
-	evloop_fd_want(e, NULL);
+	evloop_fd_want(e, NULL, NULL);
 	evloop_fd_events(e, 0);
 	assert_int_equal(evloop_run_once(loop, 20), 0);
 	evloop_free(loop);
