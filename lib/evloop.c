@@ -51,6 +51,7 @@ struct evloop {
 	struct pollfd	*pfd;
 	struct evloop_fd **polled;
 	size_t		 npolled, cappoll;
+	double		 first_due;	/* the earliest timer's, or -1 */
 	bool		 dispatching;
 
 	int		 wake[2];
@@ -64,6 +65,7 @@ evloop_new(void)
 	struct evloop	*loop = xcalloc(1, sizeof *loop);
 
 	loop->wake[0] = loop->wake[1] = -1;
+	loop->first_due = -1;
 	return loop;
 }
 
@@ -276,33 +278,34 @@ evloop_prepare(struct evloop *loop)
 		loop->polled[n++] = e;
 	}
 	loop->npolled = n;
-}
-
-/* Milliseconds until the earliest armed timer (rounded up, so that it is
- * due when poll returns), or -1 when none is armed. */
-static int
-evloop_next_ms(const struct evloop *loop)
-{
-	double	 first = 0, now, ms;
-	bool	 any = false;
-
+	loop->first_due = -1;
 	for (size_t i = 0; i < loop->ntimers; i++) {
 		const struct evloop_timer *t = loop->timers[i];
 
-		if (t->armed && (!any || t->due < first)) {
-			first = t->due;
-			any = true;
-		}
+		if (t->armed && (loop->first_due < 0 ||
+		    t->due < loop->first_due))
+			loop->first_due = t->due;
 	}
-	if (!any)
+}
+
+/* Milliseconds until the earliest armed timer of the poll set's making
+ * (rounded up, so that it is due when poll returns), or -1 if none. */
+static int
+evloop_next_ms(const struct evloop *loop)
+{
+	double	 now, ms;
+
+	if (loop->first_due < 0)
 		return -1;
-	if ((now = clock_mono()) >= first)
+	if ((now = clock_mono()) >= loop->first_due)
 		return 0;
-	if ((ms = (first - now) * 1000) >= INT_MAX - 1)
+	if ((ms = (loop->first_due - now) * 1000) >= INT_MAX - 1)
 		return INT_MAX;
 	return (int)ms < ms ? (int)ms + 1 : (int)ms;
 }
 
+/* Touches nothing but the poll set and first_due, which evloop_prepare
+ * made: another thread may change fds and timers meanwhile. */
 int
 evloop_wait(struct evloop *loop, int timeout_ms)
 {

@@ -51,7 +51,8 @@ agent_hello(struct agent *a, struct agent_peer *p, const json_t *msg)
 		if (old->is_backend && old != p) {
 			agent_log(a, "a new backend takes over");
 			proto_queue_send_new(&old->q, json_pack("{s:s, s:s}",
-			    "t", MSG_ERROR, "reason", "another backend attached"));
+			    "t", MSG_ERROR, "reason",
+			    "another backend attached"));
 			shutdown(old->fd, SHUT_RDWR);
 			old->is_backend = false;
 		}

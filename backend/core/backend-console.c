@@ -128,7 +128,8 @@ backend_console_accept(struct backend *b)
 		p->last_seen = clock_mono();
 		proto_reader_init(&p->rd);
 		proto_queue_init(&p->q, fd, 0);
-		p->ev = evloop_fd_add(b->loop, fd, POLLIN, backend_console_on, p);
+		p->ev = evloop_fd_add(b->loop, fd, POLLIN, backend_console_on,
+		    p);
 		evloop_fd_want(p->ev, proto_queue_want, &p->q);
 		b->peers[b->npeers++] = p;
 		return;
