@@ -223,9 +223,9 @@ agent_loop(struct agent *a)
 	while (!a->quit) {
 		double now = clock_mono();
 		double due = program_tick(a, now);	/* programs' timers */
-		int wait = due > now ? (int)((due - now) * 1000) + 1 : 0;
+		int ms = due > now ? (int)((due - now) * 1000) + 1 : 0;
 
-		if (evloop_run_once(a->loop, wait) < 0) {
+		if (evloop_run_once(a->loop, ms) < 0) {
 			agent_log(a, "poll: %s", strerror(errno));
 			break;
 		}

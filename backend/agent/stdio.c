@@ -267,13 +267,14 @@ stdio_on_write(int fd, short revents, void *arg)
 		d->eof = true;
 }
 
+/* fd into the loop as d's source (reading) or its destination. */
 static void
-stdio_watch(struct evloop *loop, int fd, bool read, struct stdio_dir *d)
+stdio_watch(struct evloop *loop, int fd, bool reading, struct stdio_dir *d)
 {
-	struct evloop_fd *e = evloop_fd_add(loop, fd, 0, read ? stdio_on_read :
-	    stdio_on_write, d);
+	struct evloop_fd *e = evloop_fd_add(loop, fd, 0, reading ?
+	    stdio_on_read : stdio_on_write, d);
 
-	evloop_fd_want(e, read ? stdio_want_read : stdio_want_write, d);
+	evloop_fd_want(e, reading ? stdio_want_read : stdio_want_write, d);
 }
 
 int
