@@ -1,7 +1,7 @@
 /*
  * test-evloop.c: the event loop (lib/evloop.c) on real pipes and
- * socketpairs.  Checked: timers fire earliest first and never before they
- * are due, a periodic one keeps firing at its pace and a one-shot fires
+ * socketpairs.  Checked: timers fire earliest first (also when several
+ * are due in one turn) and never before they are due, a periodic one keeps firing at its pace and a one-shot fires
  * once; the poll waits no longer than the next timer; fds and timers
  * added and removed inside callbacks (themselves, others that are ready
  * in the same turn, an fd number closed and reused at once) are called
@@ -78,13 +78,13 @@ test_timer_order(void **state)
 	struct mark	 a = { &l, 'a' }, b = { &l, 'b' }, c = { &l, 'c' },
 			 d = { &l, 'd' };
 	double		 t0 = clock_mono();
-	struct evloop_timer *td;
+	struct evloop_timer *tb, *tc, *td;
 
 	(void)state;
 	alarm(WATCHDOG_S);
-	evloop_timer_add(loop, 0.06, 0, on_mark, &c);
+	tc = evloop_timer_add(loop, 0.06, 0, on_mark, &c);
 	evloop_timer_add(loop, 0.02, 0, on_mark, &a);
-	evloop_timer_add(loop, 0.04, 0, on_mark, &b);
+	tb = evloop_timer_add(loop, 0.04, 0, on_mark, &b);
 	td = evloop_timer_add(loop, -1, 0, on_mark, &d);	/* unarmed */
 	/* With no fd, nothing but the timers ends a wait of -1. */
 	turn_until(loop, &l, 3);
@@ -99,6 +99,13 @@ test_timer_order(void **state)
 	evloop_timer_set(td, 0.01, 0);
 	turn_until(loop, &l, 4);
 	assert_string_equal(l.order, "abcd");
+	/* All due in one turn: still earliest first, not as added. */
+	evloop_timer_set(tc, 0.003, 0);
+	evloop_timer_set(td, 0.001, 0);
+	evloop_timer_set(tb, 0.002, 0);
+	usleep(20000);
+	assert_int_equal(evloop_run_once(loop, 0), 3);
+	assert_string_equal(l.order, "abcddbc");
 	evloop_free(loop);
 	alarm(0);
 }
