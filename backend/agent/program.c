@@ -345,6 +345,8 @@ program_input(struct agent *a, struct agent_worker *w)
 	}
 	if (reads > 16 || (n < 0 && (errno == EAGAIN || errno == EINTR)))
 		return;
+	evloop_fd_del(w->ev);
+	w->ev = NULL;
 	close(w->fd);
 	w->fd = -1;
 }

@@ -42,6 +42,29 @@ agent_worker_slot(struct agent *a)
 	return &a->workers[a->nworkers++];
 }
 
+static void
+agent_on_worker(int fd, short revents, void *arg)
+{
+	struct agent_worker *w = arg;
+
+	(void)fd;
+	if ((revents & POLLOUT) && proto_queue_flush(&w->q) != 0)
+		agent_log(w->agent, "cannot reach %s rank %d: %s", w->job,
+		    w->rank, strerror(w->q.err));
+	if (revents & ~POLLOUT)
+		agent_worker_input(w->agent, w);
+}
+
+static void
+agent_on_output(int fd, short revents, void *arg)
+{
+	struct agent_worker *w = arg;
+
+	(void)fd;
+	(void)revents;
+	ranklog_input(w->agent, w);
+}
+
 int
 agent_spawn(struct agent *a, const json_t *launch, char *err, size_t errlen)
 {
@@ -107,6 +130,7 @@ agent_spawn(struct agent *a, const json_t *launch, char *err, size_t errlen)
 	close(sv[1]);
 	close(po[1]);
 	ranklog_open(w, po[0], log);
+	w->agent = a;
 	w->pid = pid;
 	w->fd = sv[0];
 	w->exited = false;
@@ -117,6 +141,9 @@ agent_spawn(struct agent *a, const json_t *launch, char *err, size_t errlen)
 	snprintf(w->job, sizeof w->job, "%s", l.job);
 	proto_reader_init(&w->rd);
 	proto_queue_init(&w->q, w->fd, 0);
+	w->ev = evloop_fd_add(a->loop, w->fd, POLLIN, agent_on_worker, w);
+	evloop_fd_want(w->ev, proto_queue_want, &w->q);
+	w->out_ev = evloop_fd_add(a->loop, w->out, POLLIN, agent_on_output, w);
 	if ((w->prog = prog) != NULL) {
 		agent_log(a, "started %s rank %d as pid %ld: %s", l.job, w->rank,
 		    (long)pid, json_string_value(json_array_get(json_object_get(
@@ -142,6 +169,8 @@ fail:
 static void
 agent_worker_close(struct agent_worker *w)
 {
+	evloop_fd_del(w->ev);
+	w->ev = NULL;
 	if (w->fd >= 0)
 		close(w->fd);
 	w->fd = -1;

@@ -179,7 +179,7 @@ backend_after_stall(struct backend *b, double now, int timeout_ms)
 					j->ranks[r].kill_sent = now;
 			}
 		}
-		b->next_detect = now + 1.0;
+		evloop_timer_set(b->detect_timer, 1.0, 1.0);
 	}
 	b->loop_at = now;
 }

@@ -6,13 +6,14 @@
 #define HUNTER_BACKEND_INTERNAL_H
 
 #include <limits.h>
-#include <poll.h>
 #include <pthread.h>
 
+#include "lib/evloop.h"
 #include "backend/proto/proto.h"
 #include "backend/core/backend.h"
 
 struct metrics_http;
+struct backend_link;
 
 #define MAX_CONSOLE_PEERS	16
 /* A console.sock client sends its command and reads the answer at once
@@ -21,7 +22,9 @@ struct metrics_http;
 #define BACKEND_EVENTS_MAX	500
 
 struct console_peer {
+	struct backend	*b;
 	int		 fd;
+	struct evloop_fd *ev;		/* fd in the backend's loop */
 	struct proto_reader rd;
 	struct proto_queue q;		/* its answers */
 	double		 last_seen;	/* CLOCK_MONOTONIC of its last bytes */
@@ -44,24 +47,25 @@ struct backend {
 	json_t		*events;	/* the newest, oldest first */
 	struct backend_observer obs;
 	int		 console_fd;
-	struct pollfd	*pfd;		/* the poll set: 2 + peers + nodes */
-	int		*pfd_node;	/* the node of each node entry */
-	struct console_peer peers[MAX_CONSOLE_PEERS];
+	struct console_peer *peers[MAX_CONSOLE_PEERS];
 	int		 npeers;
 	bool		 detach;
 	bool		 preempting;	/* backend_preempt was called */
 	bool		 replayed;	/* the journal rebuilt the jobs once */
 	int		 replay_from;	/* the first of the jobs it rebuilt */
-	double		 next_reconnect;
-	double		 next_detect;
 	double		 loop_at;	/* when the loop last polled */
 
-	/* The loop thread and the command queue (backend.c). */
+	/* The event loop (backend-loop.c): console.sock, its clients and
+	 * one link per node; the loop thread and the command queue
+	 * (backend.c), whose posts ring the loop's wake-up. */
+	struct evloop	*loop;
+	struct evloop_fd *console_ev;
+	struct backend_link *links;	/* parallel to fleet.nodes */
+	struct evloop_timer *detect_timer;
 	pthread_mutex_t	 mu;
 	pthread_t	 thread;
 	bool		 threaded, quit;
 	bool		 in_loop;	/* handling frames or commands */
-	int		 wake[2];	/* a byte here wakes poll() */
 	json_t		*queue;		/* posted commands, guarded by qmu */
 	pthread_mutex_t	 qmu;
 
@@ -206,15 +210,27 @@ void	backend_series_close(struct job_state *);
  * closed.  backend_prom_publish renders now (the last, at close). */
 void	backend_export_tick(struct backend *);
 void	backend_prom_publish(struct backend *);
-/* backend-console.c: console.sock's clients */
-void	backend_console_input(struct backend *, int peer);
-/* Take a client waiting on console.sock, or refuse it when full. */
+/* backend-console.c: console.sock's clients.  Take a client waiting on
+ * console.sock (into the loop), or refuse it when full. */
 void	backend_console_accept(struct backend *);
+void	backend_console_close(struct backend *, struct console_peer *);
 /* Close the clients silent for CONSOLE_IDLE_S. */
 void	backend_console_reap(struct backend *, double now);
 
+/* backend-loop.c: the loop, its wake-up and its timers (-1 with errno
+ * when no wake-up pipe could be made), and freeing them. */
+int	backend_loop_open(struct backend *);
+void	backend_loop_free(struct backend *);
+/* One turn: handle what is ready, or wait up to timeout_ms for it.  It
+ * takes the state lock itself, while it handles, not while it waits.
+ * -1 once a detach was asked for on console.sock, else 0. */
+int	backend_loop_once(struct backend *, int timeout_ms);
+
 /* backend-poll.c */
-int	backend_poll_locked(struct backend *, int timeout_ms);
+/* The link of fn is readable: its frames; it can take more: what waits
+ * for it.  Either may find the link gone and close it. */
+void	backend_node_input(struct backend *, struct fleet_node *);
+void	backend_node_output(struct backend *, struct fleet_node *);
 /* A rank's metrics frame (valid: proto_kind said PK_METRICS) into the
  * state model and the detectors' series; the simulator's too. */
 void	backend_rank_metrics(struct job_state *, int rank, const json_t *m);

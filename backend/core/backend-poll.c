@@ -1,10 +1,9 @@
 /*
- * backend-poll.c: the loop: frames from the agents into the state model
- * and the observer's feed, store requests, reconnection; console.sock's
- * clients are backend-console.c's.
+ * backend-poll.c: frames from the agents into the state model and the
+ * observer's feed, store requests, a lost link; the loop that reads them
+ * is backend-loop.c's, console.sock's clients are backend-console.c's.
  */
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +11,6 @@
 #include <unistd.h>
 
 #include "lib/clock.h"
-#include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
 #include "backend/core/backend-internal.h"
 #include "backend/core/backend-program.h"
@@ -289,7 +287,7 @@ backend_node_lost(struct backend *b, struct fleet_node *fn, const char *why)
 	backend_link_lost(b, fn);
 }
 
-static void
+void
 backend_node_input(struct backend *b, struct fleet_node *fn)
 {
 	json_t	*msg;
@@ -308,100 +306,9 @@ backend_node_input(struct backend *b, struct fleet_node *fn)
 }
 
 /* The fd of fn can take more: what waits for its agent goes out. */
-static void
+void
 backend_node_output(struct backend *b, struct fleet_node *fn)
 {
 	if (fleet_flush(fn) != 0)
 		backend_node_lost(b, fn, strerror(errno));
-}
-
-int
-backend_poll_locked(struct backend *b, int timeout_ms)
-{
-	struct pollfd	*pfd;
-	int		*map, n = 0, nn = 0, np, rc;
-	double		 now;
-	char		 buf[64];
-
-	pthread_mutex_lock(&b->mu);
-	/* Every node of the cluster, not a fixed number of them: nodes past
-	 * the first 1024 were never read, silently dead. */
-	if (b->pfd == NULL) {
-		b->pfd = xcalloc(2 + MAX_CONSOLE_PEERS + (size_t)b->fleet.n,
-		    sizeof *b->pfd);
-		b->pfd_node = xcalloc((size_t)b->fleet.n + 1, sizeof *b->pfd_node);
-	}
-	pfd = b->pfd;
-	map = b->pfd_node;
-	b->in_loop = true;
-	backend_run_commands(b);
-	now = clock_mono();
-	if (now >= b->next_reconnect) {
-		/* Never waits: a node that does not answer is connected to
-		 * on a thread of its own (fleet.c). */
-		fleet_connect_async(&b->fleet, backend_report_node, b);
-		b->next_reconnect = now + 1.0;
-	}
-	pfd[n++] = (struct pollfd){ .fd = b->wake[0], .events = POLLIN };
-	pfd[n++] = (struct pollfd){ .fd = b->console_fd, .events = POLLIN };
-	np = b->npeers;
-	for (int i = 0; i < np; i++)
-		pfd[n++] = (struct pollfd){ .fd = b->peers[i].fd,
-		    .events = POLLIN | proto_queue_events(&b->peers[i].q) };
-	for (int i = 0; i < b->fleet.n; i++) {
-		if (b->fleet.nodes[i].fd < 0)
-			continue;
-		map[nn++] = i;
-		pfd[n++] = (struct pollfd){ .fd = b->fleet.nodes[i].fd,
-		    .events = POLLIN | proto_queue_events(&b->fleet.nodes[i].q) };
-	}
-	b->in_loop = false;
-	pthread_mutex_unlock(&b->mu);
-
-	if (poll(pfd, (nfds_t)n, timeout_ms) < 0 && errno != EINTR)
-		return 0;
-
-	pthread_mutex_lock(&b->mu);
-	b->in_loop = true;
-	while (read(b->wake[0], buf, sizeof buf) > 0)
-		;
-	backend_run_commands(b);
-	backend_after_stall(b, clock_mono(), timeout_ms);
-	for (int i = 0; i < nn; i++) {
-		struct fleet_node *fn = &b->fleet.nodes[map[i]];
-		short		 ev = pfd[2 + np + i].revents;
-
-		if ((ev & POLLOUT) && fn->fd >= 0)
-			backend_node_output(b, fn);
-		if ((ev & ~POLLOUT) && fn->fd >= 0)
-			backend_node_input(b, fn);
-	}
-	for (int i = np - 1; i >= 0; i--) {
-		if (pfd[2 + i].revents & POLLOUT)
-			proto_queue_flush(&b->peers[i].q);
-		if (pfd[2 + i].revents != 0)
-			backend_console_input(b, i);
-	}
-	backend_console_reap(b, clock_mono());
-	if (pfd[1].revents & POLLIN)
-		backend_console_accept(b);
-	store_tick(b->store, clock_mono());
-	backend_journal_tick(b, clock_mono());
-	if (clock_mono() >= b->next_detect) {
-		detect_tick(b, clock_mono());
-		b->next_detect = clock_mono() + 1.0;
-	}
-	backend_export_tick(b);
-	rc = b->detach ? -1 : 0;
-	b->in_loop = false;
-	pthread_mutex_unlock(&b->mu);
-	return rc;
-}
-
-int
-backend_poll(struct backend *b, int timeout_ms)
-{
-	if (b->threaded)
-		return -1;
-	return backend_poll_locked(b, timeout_ms);
 }

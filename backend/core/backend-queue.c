@@ -76,7 +76,7 @@ backend_versions_agree(struct backend *b, char *err, size_t errlen)
 			    b->fleet.nodes[i].hello == NULL;
 		if (!missing)
 			break;
-		backend_poll_locked(b, 50);
+		backend_loop_once(b, 50);
 	}
 	own = proto_hello("backend", NULL);
 	rc = fleet_check_versions(&b->fleet, own, err, errlen);

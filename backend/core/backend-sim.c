@@ -9,14 +9,11 @@
  * the console's colours, crosses and dashes all show.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "lib/clock.h"
 #include "lib/rng.h"
@@ -38,7 +35,6 @@ struct sim {
 	struct cluster_spec cluster;
 	struct sim_node	*sn;
 	struct rng	 rng;
-	double		 next_tick;
 	long		 step;
 	int		 ticks;
 	bool		 paused;
@@ -90,12 +86,12 @@ backend_open_sim(int nodes, int racks, uint64_t seed)
 		    2e9 + 4e9 * rng_float(&s->rng), 1e5, 1e5, 0.5 };
 	}
 	b->lock_fd = b->console_fd = -1;
-	b->wake[0] = b->wake[1] = -1;
 	pthread_mutex_init(&b->mu, NULL);
 	pthread_mutex_init(&b->qmu, NULL);
 	b->events = json_array();
 	b->queue = json_array();
-	if (pipe2(b->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+	b->loop = evloop_new();		/* the wake-up, and the tick */
+	if (evloop_wake_on(b->loop, NULL, NULL) != 0) {
 		backend_close(b);
 		return NULL;
 	}
@@ -347,27 +343,38 @@ sim_command(struct sim *s, const json_t *cmd)
 		    "unknown command '%s'", c);
 }
 
+/* Once a second: the nodes' walk and the ranks' step. */
+static void
+sim_tick(void *arg)
+{
+	struct sim	*s = arg;
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	sim_nodes(s, (double)ts.tv_sec + ts.tv_nsec * 1e-9);
+	sim_ranks(s);
+}
+
+/* The loop's turns: the commands posted (their post woke it), then the
+ * tick when it is due; the state lock is held but while it waits. */
 static void *
 sim_main(void *arg)
 {
 	struct sim	*s = arg;
 	struct backend	*b = &s->b;
-	struct pollfd	 pfd = { .fd = b->wake[0], .events = POLLIN };
-	char		 buf[64];
 	json_t		*q, *cmd;
 	size_t		 i;
 
 	for (;;) {
-		double	 wait = s->next_tick - clock_mono();
-
-		poll(&pfd, 1, wait > 0 ? (int)(wait * 1000) + 1 : 0);
+		pthread_mutex_lock(&b->mu);
+		evloop_prepare(b->loop);
+		pthread_mutex_unlock(&b->mu);
+		evloop_wait(b->loop, -1);
 		pthread_mutex_lock(&b->mu);
 		if (b->quit) {
 			pthread_mutex_unlock(&b->mu);
 			break;
 		}
-		while (read(b->wake[0], buf, sizeof buf) > 0)
-			;
 		pthread_mutex_lock(&b->qmu);
 		q = b->queue;
 		b->queue = json_array();
@@ -375,14 +382,7 @@ sim_main(void *arg)
 		json_array_foreach(q, i, cmd)
 			sim_command(s, cmd);
 		json_decref(q);
-		if (clock_mono() >= s->next_tick) {
-			struct timespec ts;
-
-			clock_gettime(CLOCK_REALTIME, &ts);
-			sim_nodes(s, (double)ts.tv_sec + ts.tv_nsec * 1e-9);
-			sim_ranks(s);
-			s->next_tick = clock_mono() + 1.0;
-		}
+		evloop_dispatch(b->loop);
 		pthread_mutex_unlock(&b->mu);
 	}
 	return NULL;
@@ -396,6 +396,7 @@ backend_sim_start(struct backend *b, const struct backend_observer *obs)
 	if (obs != NULL)
 		b->obs = *obs;
 	sim_job(s);
+	evloop_timer_add(b->loop, 0, 1.0, sim_tick, s);
 	if (pthread_create(&b->thread, NULL, sim_main, s) != 0)
 		return -1;
 	b->threaded = true;

@@ -2,12 +2,10 @@
  * backend.c: the backend's life: open (lock, journal, console.sock,
  * agents) and close, the loop thread and its command queue, and what
  * front ends read: jobs, nodes, events.  Jobs are in backend-jobs.c, the
- * frames from the agents in backend-poll.c.
+ * loop in backend-loop.c, the frames from the agents in backend-poll.c.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -202,12 +200,11 @@ backend_open(const struct backend_opts *o, char *err, size_t errlen)
 	char		 path[PATH_MAX + 32];
 
 	b->lock_fd = b->console_fd = -1;
-	b->wake[0] = b->wake[1] = -1;
 	pthread_mutex_init(&b->mu, NULL);
 	pthread_mutex_init(&b->qmu, NULL);
 	b->events = json_array();
 	b->queue = json_array();
-	if (pipe2(b->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+	if (backend_loop_open(b) != 0) {
 		snprintf(err, errlen, "pipe: %s", strerror(errno));
 		goto fail;
 	}
@@ -233,7 +230,7 @@ backend_open(const struct backend_opts *o, char *err, size_t errlen)
 		journal_set_limit(b->journal, atoll(getenv(
 		    "HUNTER_JOURNAL_MAX_BYTES")));
 	if (o->metrics != NULL && (b->metrics = metrics_http_open(o->metrics,
-	    b->wake[1], err, errlen)) == NULL)
+	    evloop_wake_fd(b->loop), err, errlen)) == NULL)
 		goto fail;
 	snprintf(path, sizeof path, "%s/console.sock", b->dir);
 	unlink(path);	/* we hold the lock: any socket there is stale */
@@ -272,9 +269,7 @@ backend_close(struct backend *b)
 		pthread_mutex_lock(&b->mu);
 		b->quit = true;
 		pthread_mutex_unlock(&b->mu);
-		if (write(b->wake[1], "q", 1) < 0) {
-			/* the pipe is full: the loop is awake anyway */
-		}
+		evloop_wake(b->loop);
 		pthread_join(b->thread, NULL);
 	}
 	if (b->metrics != NULL) {
@@ -286,11 +281,8 @@ backend_close(struct backend *b)
 		backend_prom_publish(b);
 		metrics_http_close(b->metrics, over);
 	}
-	for (int i = 0; i < b->npeers; i++) {
-		close(b->peers[i].fd);
-		proto_reader_free(&b->peers[i].rd);
-		proto_queue_free(&b->peers[i].q);
-	}
+	while (b->npeers > 0)
+		backend_console_close(b, b->peers[0]);
 	if (b->console_fd >= 0) {
 		close(b->console_fd);
 		snprintf(path, sizeof path, "%s/console.sock", b->dir);
@@ -309,14 +301,9 @@ backend_close(struct backend *b)
 	}
 	free(b->jobs);
 	free(b->nodes);
-	free(b->pfd);
-	free(b->pfd_node);
 	json_decref(b->events);
 	json_decref(b->queue);
-	if (b->wake[0] >= 0) {
-		close(b->wake[0]);
-		close(b->wake[1]);
-	}
+	backend_loop_free(b);
 	pthread_mutex_destroy(&b->mu);
 	pthread_mutex_destroy(&b->qmu);
 	free(b->used);
@@ -335,7 +322,7 @@ backend_main(void *arg)
 	bool		 quit = false;
 
 	while (!quit) {
-		backend_poll_locked(b, 250);
+		backend_loop_once(b, 250);
 		pthread_mutex_lock(&b->mu);
 		quit = b->quit;
 		pthread_mutex_unlock(&b->mu);
@@ -376,9 +363,7 @@ backend_post(struct backend *b, json_t *cmd)
 	pthread_mutex_lock(&b->qmu);
 	json_array_append_new(b->queue, cmd);
 	pthread_mutex_unlock(&b->qmu);
-	if (write(b->wake[1], "c", 1) < 0) {
-		/* the pipe is full: the loop is awake anyway */
-	}
+	evloop_wake(b->loop);
 }
 
 /* Run the posted commands; called by the loop with the state lock held. */

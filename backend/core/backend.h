@@ -171,7 +171,7 @@ int		 backend_attach(struct backend *, const char *name, char *err,
 int		 backend_poll(struct backend *, int timeout_ms);
 
 /*
- * The console's way in: backend_start() runs the poll loop in a thread
+ * The console's way in: backend_start() runs the event loop in a thread
  * of its own.  The state (jobs, nodes, events) may then be read only
  * between backend_lock() and backend_unlock(); a front end that must not
  * wait uses backend_trylock() and draws its previous frame when it fails.

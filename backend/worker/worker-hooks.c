@@ -42,9 +42,8 @@ worker_send(struct worker *w, json_t *msg)
 	pthread_mutex_unlock(&w->send_lock);
 	json_decref(msg);
 	/* The reader thread polls for POLLOUT only while bytes wait. */
-	if (waiting > 0 && write(w->wake[1], "", 1) < 0) {
-		/* The pipe is full: a wake-up is already pending. */
-	}
+	if (waiting > 0)
+		evloop_wake(w->loop);
 }
 
 /* Send what waits, as long as the agent lives: a rank's last frames (its

@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "lib/evloop.h"
 #include "backend/spec/spec.h"
 #include "backend/proto/metrics.h"
 #include "backend/proto/proto.h"
@@ -24,7 +25,8 @@ struct worker {
 	int		 fd;
 	pthread_mutex_t	 send_lock;	/* guards q */
 	struct proto_queue q;		/* what goes to the agent */
-	int		 wake[2];	/* a byte here: bytes wait in q */
+	struct evloop	*loop;		/* the reader thread's; rung when
+					 * bytes wait in q */
 	pthread_mutex_t	 box_lock;
 	pthread_cond_t	 box_cond;
 	json_t		*box;		/* store answers, by "req" */

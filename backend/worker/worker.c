@@ -12,14 +12,13 @@
  * loop reads at step boundaries.  Every thread sends through one queue
  * (struct proto_queue) under one mutex, and none waits for the agent:
  * what the socket does not take waits in the queue, which the reader
- * thread flushes when the socket is writable, and metrics are dropped
- * (and the drops reported) while the agent does not read.  The train
+ * thread (an event loop, lib/evloop.h) flushes when the socket is
+ * writable, and metrics are dropped (and the drops reported) while the
+ * agent does not read.  The train
  * loop's hooks (what the rank reports, the controls it asks for, the
  * collectives) are in worker-hooks.c.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -33,6 +32,7 @@
 #include <cblas.h>
 
 #include "lib/clock.h"
+#include "lib/evloop.h"
 #include "lib/cuda-probe.h"
 #include "backend/spec/spec.h"
 #include "backend/proto/launch.h"
@@ -91,60 +91,79 @@ worker_frame(struct worker *w, json_t *msg)
 	}
 }
 
-/* The link's other half: read frames, and flush the queue whenever the
- * socket takes more (worker_send wakes us when bytes wait). */
+/* The reader thread's side of the link: what it has read so far. */
+struct worker_reader {
+	struct worker	*w;
+	struct proto_reader rd;
+	int		 rc;		/* the last proto_reader_next */
+	bool		 closed;	/* the agent's end is gone */
+};
+
+/* The link's events: POLLOUT while bytes wait in the queue, which every
+ * thread sends through (under the send lock). */
+static short
+worker_link_events(void *arg)
+{
+	struct worker	*w = arg;
+	short		 ev;
+
+	pthread_mutex_lock(&w->send_lock);
+	ev = proto_queue_want(&w->q);
+	pthread_mutex_unlock(&w->send_lock);
+	return ev;
+}
+
+static void
+worker_on_link(int fd, short revents, void *arg)
+{
+	struct worker_reader *r = arg;
+	struct worker	*w = r->w;
+	json_t		*msg;
+	ssize_t		 n;
+
+	if (revents & POLLOUT) {
+		pthread_mutex_lock(&w->send_lock);
+		proto_queue_flush(&w->q);
+		pthread_mutex_unlock(&w->send_lock);
+	}
+	if ((revents & ~POLLOUT) == 0)
+		return;
+	n = proto_reader_fill(&r->rd, fd);
+	while ((r->rc = proto_reader_next(&r->rd, &msg)) == 1) {
+		worker_frame(w, msg);
+		json_decref(msg);
+	}
+	if (r->rc < 0 || n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+		r->closed = true;
+}
+
+/* The link's other half, on the worker's event loop: read frames, and
+ * flush the queue whenever the socket takes more (worker_send rings the
+ * loop when bytes wait). */
 static void *
 worker_reader(void *arg)
 {
 	struct worker		*w = arg;
-	struct proto_reader	 rd;
-	struct pollfd		 pfd[2];
-	json_t			*msg;
-	ssize_t			 n;
-	int			 rc = 0;
-	char			 buf[64];
+	struct worker_reader	 r = { .w = w };
+	struct evloop_fd	*link;
 
-	proto_reader_init(&rd);
-	for (;;) {
-		pthread_mutex_lock(&w->send_lock);
-		pfd[0] = (struct pollfd){ .fd = w->fd,
-		    .events = POLLIN | proto_queue_events(&w->q) };
-		pthread_mutex_unlock(&w->send_lock);
-		pfd[1] = (struct pollfd){ .fd = w->wake[0], .events = POLLIN };
-		if (poll(pfd, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		if (pfd[1].revents != 0)
-			while (read(w->wake[0], buf, sizeof buf) > 0)
-				;
-		if (pfd[0].revents & POLLOUT) {
-			pthread_mutex_lock(&w->send_lock);
-			proto_queue_flush(&w->q);
-			pthread_mutex_unlock(&w->send_lock);
-		}
-		if ((pfd[0].revents & ~POLLOUT) == 0)
-			continue;
-		n = proto_reader_fill(&rd, w->fd);
-		while ((rc = proto_reader_next(&rd, &msg)) == 1) {
-			worker_frame(w, msg);
-			json_decref(msg);
-		}
-		if (rc < 0 || n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
-			break;
-	}
+	proto_reader_init(&r.rd);
+	link = evloop_fd_add(w->loop, w->fd, POLLIN, worker_on_link, &r);
+	evloop_fd_want(link, worker_link_events, w);
+	while (!r.closed && evloop_run_once(w->loop, -1) >= 0)
+		;
+	evloop_fd_del(link);
 	/* The agent is gone: nobody will read what we train.  Stop at the
 	 * next step boundary with a checkpoint rather than run blind. */
 	if (!atomic_load(&w->quit))	/* not our own shutdown at the end */
 		fprintf(stderr, "worker: link to agent closed (%s)\n",
-		    rc < 0 ? rd.err : "EOF");
+		    r.rc < 0 ? r.rd.err : "EOF");
 	pthread_mutex_lock(&w->box_lock);
 	w->link_down = true;
 	pthread_cond_broadcast(&w->box_cond);
 	pthread_mutex_unlock(&w->box_lock);
 	atomic_store(&w->stop, 1);
-	proto_reader_free(&rd);
+	proto_reader_free(&r.rd);
 	return NULL;
 }
 
@@ -399,7 +418,8 @@ worker_main(int argc, char **argv)
 		return 1;
 	}
 	pthread_mutex_init(&w.send_lock, NULL);
-	if (pipe2(w.wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+	w.loop = evloop_new();
+	if (evloop_wake_on(w.loop, NULL, NULL) != 0) {
 		fprintf(stderr, "hunter worker: pipe: %s\n", strerror(errno));
 		launch_free(&l);
 		return 1;
@@ -442,8 +462,7 @@ done:
 	worker_drain(&w);
 	proto_queue_free(&w.q);
 	close(w.fd);
-	close(w.wake[0]);
-	close(w.wake[1]);
+	evloop_free(w.loop);
 	launch_free(&l);
 	json_decref(w.box);
 	return rc;
