@@ -9,7 +9,6 @@
  * (backend_preempt).  --attach follows a job that is already
  * running, after the process that started it has gone.
  */
-#include <getopt.h>
 #include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
@@ -269,78 +268,58 @@ bad:
 	return -1;
 }
 
+static const struct cmd_option run_options[] = {
+	{ "json", 'j', NULL, "JSON lines on stdout instead of progress lines" },
+	SPEC_CLUSTER_OPTIONS,
+	{ "resume", 'r', NULL, "continue from the newest valid checkpoint" },
+	{ "attach", 'a', NULL, "follow the running job (or JOB-NAME) of the "
+	    "state directory" },
+	{ "takeover", 'T', NULL, "ask the backend that holds the state "
+	    "directory to detach first" },
+	{ "metrics", 'M', "ADDR:PORT", "serve Prometheus metrics there" },
+	{ "stop-after-epochs", 'e', "N", "checkpoint and stop after epoch N" },
+	{ "trace-steps", 's', "N", "print the global loss of the first N "
+	    "steps" },
+	{ "inject", 'i', "KIND=VALUE[@RANK]", "a fault, for tests: slow=MS, "
+	    "leak=SIZE/step, crash-at=STEP, log-flood=LINES_PER_S, "
+	    "slow-data=MS" },
+	{ NULL }
+};
+
 static int
-cmd_run(int argc, char **argv)
+cmd_run(const struct cmd_args *a)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "resume", no_argument, NULL, 'r' },
-		{ "attach", no_argument, NULL, 'a' },
-		{ "cluster", required_argument, NULL, 'c' },
-		{ "takeover", no_argument, NULL, 'T' },
-		{ "stop-after-epochs", required_argument, NULL, 'e' },
-		{ "trace-steps", required_argument, NULL, 's' },
-		{ "inject", required_argument, NULL, 'i' },
-		{ "metrics", required_argument, NULL, 'M' },
-		{ "spares", required_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct run_ctx		 ctx = { 0 };
+	struct run_ctx		 ctx = { .json = cmd_has(a, "json") };
 	struct submit_opts	 so = { .slow_rank = -1, .leak_rank = -1,
-	    .crash_rank = -1, .log_flood_rank = -1 };
+	    .crash_rank = -1, .log_flood_rank = -1,
+	    .resume = cmd_has(a, "resume") };
 	struct cluster_spec	 cluster;
 	struct backend_opts	 bo = { .cluster = &cluster,
+	    .takeover = cmd_has(a, "takeover"),
 	    .obs = { .ctx = &ctx, .on_frame = run_on_frame } };
 	struct backend		*b;
 	struct job_state	*j;
 	struct sigaction	 sa = { .sa_handler = run_on_signal };
-	const char		*cluster_file = NULL, *name = NULL;
-	const char		*metrics = NULL;
+	const char		*name = NULL, *inject;
 	struct user_config	 uc;
 	char			 err[2048], own[SPEC_NAME_MAX];
-	int			 c, attach = 0, asked = 0, rc, spares = -1;
+	int			 attach = cmd_has(a, "attach"), asked = 0, rc;
 	int			 preempted = 0;
+	long long		 epochs = 0, trace = 0;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "jrac:Te:s:i:M:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j': ctx.json = 1; break;
-		case 'r': so.resume = true; break;
-		case 'a': attach = 1; break;
-		case 'c': cluster_file = optarg; break;
-		case 'T': bo.takeover = true; break;
-		case 'M': metrics = optarg; break;
-		case 'e':
-		case 's':
-			if (atoi(optarg) <= 0) {
-				fprintf(stderr, "hunter run: --%s wants a positive "
-				    "number\n", c == 'e' ? "stop-after-epochs" :
-				    "trace-steps");
-				return 2;
-			}
-			*(c == 'e' ? &so.stop_after_epochs : &so.trace_steps) =
-			    atoi(optarg);
-			break;
-		case 'i':
-			if (run_inject(optarg, &so) != 0)
-				return 2;
-			break;
-		case 'P':
-			if ((spares = spec_parse_spares(optarg, stderr)) < 0)
-				return 2;
-			break;
-		case 'h':
-			printf("usage: hunter run %s\n", cmd_run_entry.usage);
-			return 0;
-		default:
-			return cmd_usage(&cmd_run_entry);
-		}
+	if (cmd_get_long(a, "stop-after-epochs", 1, INT32_MAX, &epochs) != 0 ||
+	    cmd_get_long(a, "trace-steps", 1, INT32_MAX, &trace) != 0)
+		return 2;
+	so.stop_after_epochs = (int)epochs;
+	so.trace_steps = (int)trace;
+	for (int i = 0; (inject = cmd_get_nth(a, "inject", i)) != NULL; i++) {
+		if (run_inject(inject, &so) != 0)
+			return 2;
 	}
-	if (attach ? optind < argc - 1 : optind != argc - 1)
+	if (attach ? a->argc > 1 : a->argc != 1)
 		return cmd_usage(&cmd_run_entry);
-	if (optind < argc)
-		name = argv[optind];
+	if (a->argc > 0)
+		name = a->argv[0];
 	if (!attach) {
 		struct job_spec		 job;
 		struct spec_errors	 errs = { 0 };
@@ -355,9 +334,9 @@ cmd_run(int argc, char **argv)
 	 * once the job runs. */
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
-	if ((rc = spec_open_cluster(cluster_file, spares, &cluster, stderr)) != 0)
+	if ((rc = spec_open_cluster_args(a, &cluster, stderr)) != 0)
 		return rc == SPEC_CLUSTER_USAGE ? 2 : 1;
-	bo.metrics = spec_config_metrics(metrics, &uc, stderr);
+	bo.metrics = spec_config_metrics(cmd_get(a, "metrics"), &uc, stderr);
 	if ((b = backend_open(&bo, err, sizeof err)) == NULL) {
 		fprintf(stderr, "hunter run: %s\n", err);
 		spec_cluster_free(&cluster);
@@ -417,10 +396,11 @@ cmd_run(int argc, char **argv)
 
 const struct cmd_entry cmd_run_entry = {
 	.name = "run",
-	.usage = "[--json] [--cluster FILE|slurm] [--spares N] [--resume] [--takeover] "
-	    "[--metrics ADDR:PORT] [--stop-after-epochs N] [--trace-steps N] "
-	    "[--inject KIND=VALUE[@RANK]] JOB.yaml\n       hunter run --attach [--json] [--metrics ADDR:PORT] "
-	    "[JOB-NAME]",
-	.summary = "run a job on the cluster without the console; progress lines or JSON lines on stdout",
+	.usage = "JOB.yaml\n--attach [JOB-NAME]",
+	.summary = "run a job on the cluster without the console; progress "
+	    "lines or JSON lines on stdout",
+	.options = run_options,
+	.args_min = 0,
+	.args_max = 1,
 	.exec = cmd_run,
 };

@@ -12,9 +12,9 @@
  * vocabulary size, ...; then each token's bytes behind a length byte).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <libgen.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,55 +259,41 @@ sample_run(struct model *m, const struct sample_opts *o,
 	return 0;
 }
 
+static const struct cmd_option sample_options[] = {
+	{ "prompt", 'p', "TEXT", "the text to continue (default: none)" },
+	{ "tokens", 'n', "N", "tokens drawn after the prompt (default 200)" },
+	{ "temperature", 't', "T", "divides the logits (default 1)" },
+	{ "top-k", 'k', "K", "draw from the K likeliest tokens (default: all)" },
+	{ "seed", 's', "S", "seeds the draws: the same flags give the same "
+	    "text (default 1)" },
+	{ "tokenizer", 'z', "FILE", "llm.c's tokenizer file: a token model "
+	    "prints text instead of token ids" },
+	{ NULL }
+};
+
 static int
-cmd_sample(int argc, char **argv)
+cmd_sample(const struct cmd_args *a)
 {
-	static const struct option longopts[] = {
-		{ "prompt", required_argument, NULL, 'p' },
-		{ "tokens", required_argument, NULL, 'n' },
-		{ "temperature", required_argument, NULL, 't' },
-		{ "top-k", required_argument, NULL, 'k' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "tokenizer", required_argument, NULL, 'z' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct sample_opts o = { .prompt = "", .tokens = 200, .top_k = 0,
 	    .temperature = 1.0, .seed = 1 };
 	struct tokenizer tk = { 0 };
 	struct job_spec	 job;
 	struct model	*m;
-	char		*end;
-	int		 c, rc;
+	long long	 tokens = o.tokens, top_k = 0, seed = 1;
+	int		 rc;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:n:t:k:s:z:", longopts,
-	    NULL)) != -1) {
-		switch (c) {
-		case 'p': o.prompt = optarg; break;
-		case 'n': o.tokens = (int)strtol(optarg, &end, 10);
-			if (*end != '\0' || o.tokens < 0 || o.tokens > 1000000)
-				return cmd_usage(&cmd_sample_entry);
-			break;
-		case 't': o.temperature = strtod(optarg, &end);
-			if (*end != '\0' || !(o.temperature > 0))
-				return cmd_usage(&cmd_sample_entry);
-			break;
-		case 'k': o.top_k = (int)strtol(optarg, &end, 10);
-			if (*end != '\0' || o.top_k < 0)
-				return cmd_usage(&cmd_sample_entry);
-			break;
-		case 's': o.seed = strtoull(optarg, &end, 10);
-			if (*end != '\0')
-				return cmd_usage(&cmd_sample_entry);
-			break;
-		case 'z': o.tokenizer = optarg; break;
-		default:
-			return cmd_usage(&cmd_sample_entry);
-		}
-	}
-	if (optind != argc - 1)
-		return cmd_usage(&cmd_sample_entry);
-	if ((m = sample_load(argv[optind], &job)) == NULL)
+	if (cmd_get_long(a, "tokens", 0, 1000000, &tokens) != 0 ||
+	    cmd_get_long(a, "top-k", 0, INT32_MAX, &top_k) != 0 ||
+	    cmd_get_long(a, "seed", 0, INT64_MAX, &seed) != 0 ||
+	    cmd_get_real(a, "temperature", 0, 1e6, &o.temperature) != 0)
+		return 2;
+	o.tokens = (int)tokens;
+	o.top_k = (int)top_k;
+	o.seed = (uint64_t)seed;
+	if (cmd_has(a, "prompt"))
+		o.prompt = cmd_get(a, "prompt");
+	o.tokenizer = cmd_get(a, "tokenizer");
+	if ((m = sample_load(a->argv[0], &job)) == NULL)
 		return 1;
 	if (o.tokenizer != NULL &&
 	    tokenizer_load(o.tokenizer, m->classes, &tk) != 0) {
@@ -324,8 +310,10 @@ cmd_sample(int argc, char **argv)
 
 const struct cmd_entry cmd_sample_entry = {
 	.name = "sample",
-	.usage = "[--prompt TEXT] [--tokens N] [--temperature T] [--top-k K] "
-	    "[--seed S] [--tokenizer FILE] CHECKPOINT",
+	.usage = "CHECKPOINT",
 	.summary = "generate text from a gpt checkpoint (config.json beside it)",
+	.options = sample_options,
+	.args_min = 1,
+	.args_max = 1,
 	.exec = cmd_sample,
 };

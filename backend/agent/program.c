@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "lib/clock.h"
+#include "lib/errf.h"
 #include "lib/xmalloc.h"
 #include "backend/agent/program-internal.h"
 
@@ -129,13 +130,13 @@ program_prepare(struct agent *a, const json_t *launch, char *err,
 
 	if (!json_is_array(argv) || json_array_size(argv) == 0 ||
 	    (env != NULL && !json_is_object(env))) {
-		snprintf(err, errlen, "a program launch needs argv (a list) and "
+		errf(err, errlen, "a program launch needs argv (a list) and "
 		    "env (an object)");
 		return NULL;
 	}
 	json_array_foreach(argv, i, v) {
 		if (!json_is_string(v)) {
-			snprintf(err, errlen, "program argv[%zu] is not a string",
+			errf(err, errlen, "program argv[%zu] is not a string",
 			    i);
 			return NULL;
 		}

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/errf.h"
 #include "lib/xmalloc.h"
 #include "backend/sched/place-internal.h"
 
@@ -156,7 +157,7 @@ place_rack_run(const struct cluster_spec *c, const struct job_spec *job,
 			continue;
 		}
 		if (job->resources.strict) {
-			snprintf(err, errlen, "job %s: no rack has %d free slots "
+			errf(err, errlen, "job %s: no rack has %d free slots "
 			    "for a group (group_size %d, strict)", job->name,
 			    want, group);
 			rc = -1;
@@ -168,10 +169,10 @@ place_rack_run(const struct cluster_spec *c, const struct job_spec *job,
 		split++;
 	}
 	if (rc == 0 && split > 1)
-		snprintf(err, errlen, "%s (and %d more group%s split)", note,
+		errf(err, errlen, "%s (and %d more group%s split)", note,
 		    split - 1, split == 2 ? "" : "s");
 	else if (rc == 0)
-		snprintf(err, errlen, "%s", note);
+		errf(err, errlen, "%s", note);
 	racks_free(&rk);
 	return rc;
 }

@@ -136,17 +136,21 @@ spec_open_cluster(const char *file, int spares, struct cluster_spec *c,
 }
 
 int
-spec_parse_spares(const char *arg, FILE *out)
+spec_open_cluster_args(const struct cmd_args *a, struct cluster_spec *c,
+    FILE *out)
 {
-	char	*end;
-	long	 n = strtol(arg, &end, 10);
+	const char	*arg = cmd_get(a, "spares");
+	char		*end;
+	long		 n = -1;
 
-	if (end == arg || *end != '\0' || n < 0 || n > 4096) {
+	if (arg != NULL && ((n = strtol(arg, &end, 10)) < 0 || end == arg ||
+	    *end != '\0' || n > SPEC_MAX_NODES)) {
+		memset(c, 0, sizeof *c);
 		fprintf(out, "hunter: --spares wants a number of nodes (0 or "
 		    "more), got '%.64s'\n", arg);
-		return -1;
+		return SPEC_CLUSTER_USAGE;
 	}
-	return (int)n;
+	return spec_open_cluster(cmd_get(a, "cluster"), (int)n, c, out);
 }
 
 /* A line that starts with key, a colon and then space or nothing. */

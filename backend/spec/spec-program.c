@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/errf.h"
 #include "backend/spec/spec-internal.h"
 
 #define J(member)	offsetof(struct job_spec, member)
@@ -300,14 +301,14 @@ spec_program_find(const struct job_spec *j, char *found, size_t flen,
 	char		 cand[PATH_MAX + 256];
 
 	if (a0 == NULL) {
-		snprintf(err, errlen, "no program to run");
+		errf(err, errlen, "no program to run");
 		return -1;
 	}
 	if (strchr(a0, '/') != NULL) {
 		snprintf(cand, sizeof cand, "%s%s%s", a0[0] == '/' ? "" :
 		    j->program.dir, a0[0] == '/' ? "" : "/", a0);
 		if (program_executable(cand) != 0) {
-			snprintf(err, errlen, "'%s' is not an executable file "
+			errf(err, errlen, "'%s' is not an executable file "
 			    "(%s: %s)", a0, cand, strerror(errno));
 			return -1;
 		}
@@ -327,7 +328,7 @@ spec_program_find(const struct job_spec *j, char *found, size_t flen,
 		if (colon == NULL)
 			break;
 	}
-	snprintf(err, errlen, "'%s' is not on PATH (%.200s)", a0, path);
+	errf(err, errlen, "'%s' is not on PATH (%.200s)", a0, path);
 	return -1;
 }
 

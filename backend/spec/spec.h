@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "lib/cmd-entry.h"
+
 #define SPEC_NAME_MAX   64
 #define SPEC_PATH_MAX   1024
 /* Nodes in a cluster file.  Far beyond any lab; it bounds the quadratic
@@ -225,8 +227,16 @@ void	spec_cluster_default(struct cluster_spec *);
  * allocation, --spares without one). */
 int	spec_open_cluster(const char *file, int spares, struct cluster_spec *,
 	    FILE *out);
-/* The N of --spares N (0 or more), or -1 with the reason printed to out. */
-int	spec_parse_spares(const char *arg, FILE *out);
+/* The options of every command that opens the cluster (the console,
+ * run, check), as rows of its option table, and the cluster they name:
+ * spec_open_cluster of --cluster and --spares, whose N is checked here. */
+#define SPEC_CLUSTER_OPTIONS \
+	{ "cluster", 'c', "FILE|slurm", "the cluster file (default: the " \
+	    "embedded local cluster), or the Slurm allocation's nodes" }, \
+	{ "spares", 0, "N", "in a Slurm allocation: keep the last N nodes " \
+	    "free for failover" }
+int	spec_open_cluster_args(const struct cmd_args *, struct cluster_spec *,
+	    FILE *out);
 
 /* Whether a file looks like a cluster file (a top-level "cluster" or
  * "nodes" key) rather than a job file; used by hunter validate. */

@@ -19,6 +19,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -305,8 +306,8 @@ worker_str(const json_t *o, const char *key)
 	return s != NULL ? s : "";
 }
 
-int
-worker_main(int argc, char **argv)
+static int
+worker_run(const struct cmd_args *a)
 {
 	struct worker		 w = { .fd = -1 };
 	struct spec_errors	 errs = { 0 };
@@ -326,13 +327,16 @@ worker_main(int argc, char **argv)
 	const char		*yaml;
 	char			 err[1024], ckdir[4096];
 	int			 rc = 1, ndev;
+	long long		 fd = -1;
 
-	if (argc != 3 || strcmp(argv[1], "--fd") != 0) {
-		fprintf(stderr, "usage: hunter worker --fd N (started by "
-		    "hunter agent)\n");
+	if (cmd_get_long(a, "fd", 0, INT_MAX, &fd) != 0)
+		return 2;
+	if (fd < 0) {
+		fprintf(stderr, "hunter worker: --fd is required (an agent "
+		    "starts workers)\n");
 		return 2;
 	}
-	w.fd = atoi(argv[2]);
+	w.fd = (int)fd;
 	if ((launch = worker_read_launch(w.fd, err, sizeof err)) == NULL) {
 		fprintf(stderr, "hunter worker: %s\n", err);
 		return 1;
@@ -451,9 +455,24 @@ done:
 	return rc;
 }
 
+static const struct cmd_option worker_options[] = {
+	{ "fd", 0, "N", "the socket to the agent, for the launch and every "
+	    "frame (required)" },
+	{ NULL }
+};
+
 const struct cmd_entry cmd_worker_entry = {
 	.name = "worker",
 	.usage = "--fd N",
 	.summary = "(started by an agent) one training rank",
-	.exec = worker_main,
+	.options = worker_options,
+	.args_min = 0,
+	.args_max = 0,
+	.exec = worker_run,
 };
+
+int
+worker_main(int argc, char **argv)
+{
+	return cmd_main(&cmd_worker_entry, argc, argv);
+}
