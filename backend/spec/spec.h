@@ -107,7 +107,7 @@ struct job_spec {
 	} train;
 
 	struct {
-		enum spec_compress method;	/* topk */
+		enum spec_compress method;	/* none */
 		double	density;		/* 0.001; (0, 1] */
 		bool	error_feedback;		/* true */
 		bool	momentum_correction;	/* true */

@@ -9,8 +9,9 @@
 cmds=$(sed -n 's/^  hunter \([a-z][a-z]*\) .*/\1/p' "$T/top" | sort -u)
 [ -n "$cmds" ] || fail "hunter --help lists no command"
 for c in $cmds; do
-	"$HUNTER" "$c" --help > "$T/help.$c" 2>&1 ||
-		{ cat "$T/help.$c"; fail "hunter $c --help exited $?"; }
+	rc=0
+	"$HUNTER" "$c" --help > "$T/help.$c" 2>&1 || rc=$?
+	[ "$rc" = 0 ] || { cat "$T/help.$c"; fail "hunter $c --help exited $rc"; }
 	grep -q "^usage: hunter $c" "$T/help.$c" || fail "hunter $c --help: no usage"
 	"$HUNTER" "$c" -h > "$T/h" 2>&1 && cmp -s "$T/h" "$T/help.$c" ||
 		fail "hunter $c -h is not its --help"
