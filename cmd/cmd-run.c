@@ -9,6 +9,7 @@
  * (backend_preempt).  --attach follows a job that is already
  * running, after the process that started it has gone.
  */
+#include <math.h>
 #include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
@@ -79,6 +80,35 @@ num(const json_t *o, const char *k)
 	return json_number_value(json_object_get(o, k));
 }
 
+/* Whether the frame says k: a number.  What a rank never reported (a
+ * program that says nothing of it) is absent, never 0. */
+static bool
+has(const json_t *o, const char *k)
+{
+	const json_t	*v = json_object_get(o, k);
+
+	return json_is_integer(v) || (json_is_real(v) &&
+	    isfinite(json_real_value(v)));
+}
+
+/* "label value  " when the frame says k, else "label –  " with dash,
+ * or nothing without. */
+static void
+put(const json_t *o, const char *label, const char *k, const char *fmt,
+    bool dash)
+{
+	if (!has(o, k) && !dash)
+		return;
+	printf("%s ", label);
+	if (!has(o, k))
+		printf("\u2013");
+	else if (strchr(fmt, 'd') != NULL)
+		printf(fmt, (int)num(o, k));
+	else
+		printf(fmt, num(o, k));
+	printf("  ");
+}
+
 /* A string field, stripped of control and escape sequences: names and
  * reasons may quote what a file or a peer said. */
 static const char *
@@ -110,19 +140,21 @@ run_on_frame(void *arg, const json_t *m)
 	}
 	switch (k) {
 	case PK_EPOCH:
-		printf("%s epoch %d/%d  loss %.4f  ", str(m, "job"),
-		    (int)json_integer_value(json_object_get(m, "epoch")),
-		    (int)json_integer_value(json_object_get(m, "epochs")),
-		    num(m, "loss"));
+		/* A program's epoch line says what it says: the rest is
+		 * left out. */
+		printf("%s epoch %d", str(m, "job"), (int)num(m, "epoch"));
+		if (has(m, "epochs"))
+			printf("/%d", (int)num(m, "epochs"));
+		printf("  ");
+		put(m, "loss", "loss", "%.4f", false);
 		/* A token model has a validation loss, no accuracy. */
-		if (json_object_get(m, "val_loss") != NULL)
-			printf("val_loss %.4f  perplexity %.2f  tokens/s %.0f",
-			    num(m, "val_loss"), num(m, "perplexity"),
-			    num(m, "tokens_per_s"));
-		else
-			printf("test_acc %.4f  samples/s %.0f", num(m,
-			    "test_acc"), num(m, "samples_per_s"));
-		printf("  data_wait %.1f%%\n", num(m, "data_wait_pct"));
+		put(m, "val_loss", "val_loss", "%.4f", false);
+		put(m, "perplexity", "perplexity", "%.2f", false);
+		put(m, "tokens/s", "tokens_per_s", "%.0f", false);
+		put(m, "test_acc", "test_acc", "%.4f", false);
+		put(m, "samples/s", "samples_per_s", "%.0f", false);
+		put(m, "data_wait", "data_wait_pct", "%.1f%%", false);
+		printf("\n");
 		break;
 	case PK_EVAL:
 		printf("%s step %lld  ", str(m, "job"), (long long)
@@ -166,8 +198,9 @@ run_summary(const struct run_ctx *ctx, const struct job_state *j)
 	 * over or restarted ran longer.  wall_s becomes the job's, from its
 	 * first launch (unknown for a job attached to after the fact). */
 	if (j->started > 0) {
-		json_object_set_new(s, "generation_wall_s",
-		    json_real(num(s, "wall_s")));
+		if (has(s, "wall_s"))
+			json_object_set_new(s, "generation_wall_s",
+			    json_real(num(s, "wall_s")));
 		json_object_set_new(s, "wall_s",
 		    json_real(clock_mono() - j->started));
 	}
@@ -180,21 +213,24 @@ run_summary(const struct run_ctx *ctx, const struct job_state *j)
 	else {
 		if (j->reason[0] != '\0')
 			printf("summary: %s: %s\n", j->state, str(s, "reason"));
-		printf("summary: %s  epochs %d  steps %lld  ", j->state,
-		    (int)json_integer_value(json_object_get(s, "epochs")),
-		    (long long)json_integer_value(json_object_get(s, "steps")));
-		if (json_object_get(s, "val_loss") != NULL)
-			printf("val_loss %.4f  perplexity %.2f  ", num(s,
-			    "val_loss"), num(s, "perplexity"));
-		if (json_object_get(s, "tokens_per_s") != NULL)
-			printf("tokens/s %.0f  ", num(s, "tokens_per_s"));
+		/* What no rank reported is "–": a program's summary says
+		 * what it said (docs/programs.md), not zeros. */
+		printf("summary: %s  ", j->state);
+		put(s, "epochs", "epochs", "%d", true);
+		put(s, "steps", "steps", "%.0f", true);
+		put(s, "val_loss", "val_loss", "%.4f", false);
+		put(s, "perplexity", "perplexity", "%.2f", false);
+		if (has(s, "tokens_per_s"))
+			put(s, "tokens/s", "tokens_per_s", "%.0f", false);
 		else
-			printf("test_acc %.4f  ", num(s, "test_acc"));
-		printf("samples/s %.0f  data_wait %.1f%%  wall %.1fs  micro %d x "
-		    "accum %d x %d ranks\n", num(s, "samples_per_s"),
-		    num(s, "data_wait_pct"), num(s, "wall_s"),
-		    (int)json_integer_value(json_object_get(s, "micro_batch")),
-		    (int)json_integer_value(json_object_get(s, "accum")), j->world);
+			put(s, "test_acc", "test_acc", "%.4f", true);
+		put(s, "samples/s", "samples_per_s", "%.0f", true);
+		put(s, "data_wait", "data_wait_pct", "%.1f%%", true);
+		put(s, "wall", "wall_s", "%.1fs", true);
+		if (has(s, "micro_batch") && has(s, "accum"))
+			printf("micro %d x accum %d x ", (int)num(s,
+			    "micro_batch"), (int)num(s, "accum"));
+		printf("%d rank%s\n", j->world, j->world == 1 ? "" : "s");
 		if (json_object_get(s, "optimizer_bytes") != NULL)
 			printf("optimizer: %.0f bytes a rank%s\n",
 			    num(s, "optimizer_bytes"), j->spec.train.zero &&

@@ -188,6 +188,13 @@ line_epoch(struct program_rank *p, const json_t *o, char *err, size_t errlen)
 	}
 	if (json_is_number(json_object_get(o, "test_acc")))
 		p->test_acc = json_number_value(json_object_get(o, "test_acc"));
+	line_int(json_object_get(o, "epoch"), &p->epoch);
+	/* The job's epochs are rank 0's, as a worker's are: the same line
+	 * from every rank would be every epoch once a rank. */
+	if (!p->rank0) {
+		json_decref(m);
+		return NULL;
+	}
 	return m;
 }
 

@@ -323,6 +323,8 @@ program_exit(struct agent *a, struct agent_worker *w, int status, json_t *msg)
 		json_object_set_new(s, "world", json_integer(w->world));
 		if (json_object_get(s, "test_acc") == NULL && p->test_acc >= 0)
 			json_object_set_new(s, "test_acc", json_real(p->test_acc));
+		if (json_object_get(s, "epochs") == NULL && p->epoch >= 0)
+			json_object_set_new(s, "epochs", json_integer(p->epoch));
 		json_object_set_new(s, "checkpoint", json_string(""));
 		program_send(a, w, s);
 	}

@@ -40,6 +40,9 @@ enum spec_kind      { JOB_MODEL, JOB_PROGRAM };
 
 /* A program's argv and env, each packed as NUL-ended strings. */
 #define SPEC_PROGRAM_TEXT	4096
+/* The argv items whose place in the file is kept for messages: the
+ * program, its interpreter's options and the script they run. */
+#define SPEC_ARGV_AT		8
 
 struct job_spec {
 	char	file[SPEC_PATH_MAX];	/* where it was read from ("" if built) */
@@ -136,7 +139,8 @@ struct job_spec {
 	struct {
 		char	argv[SPEC_PROGRAM_TEXT]; /* argc strings */
 		int	argc;			/* >= 1 */
-		int	argv0_line, argv0_col;	/* where argv[0] was written */
+		int	argv_line[SPEC_ARGV_AT];	/* where argv[i] was */
+		int	argv_col[SPEC_ARGV_AT];		/* written, the first few */
 		char	env[SPEC_PROGRAM_TEXT];	/* nenv "KEY=VALUE" */
 		int	nenv;
 		char	dir[SPEC_PATH_MAX];	/* the job file's folder: the
@@ -237,6 +241,11 @@ int	spec_open_cluster(const char *file, int spares, struct cluster_spec *,
 	    "free for failover" }
 int	spec_open_cluster_args(const struct cmd_args *, struct cluster_spec *,
 	    FILE *out);
+
+/* For a node's host that is this machine over SSH (localhost, 127.x,
+ * ::1), the hint that only host: local runs a node here without SSH, to
+ * follow a failed connection's message; "" for any other host. */
+const char *spec_host_hint(const char *host);
 
 /* Whether a file looks like a cluster file (a top-level "cluster" or
  * "nodes" key) rather than a job file; used by hunter validate. */
