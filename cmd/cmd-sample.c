@@ -1,5 +1,6 @@
 /*
- * cmd-sample.c: `hunter sample CKPT`, text from a gpt checkpoint.  The
+ * cmd-sample.c: `hunter sample CKPT`, text from a gpt checkpoint: a file,
+ * or a job's name for its newest checkpoint in the state directory.  The
  * model is built from the config.json beside the checkpoint (GPT-2's
  * fields), its weights loaded and checked as a resume loads them, and
  * tokens drawn one at a time: the context is the last n_positions tokens,
@@ -11,17 +12,21 @@
  * in llm.c's format (a header of 256 uint32: magic 20240328, version,
  * vocabulary size, ...; then each token's bytes behind a length byte).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <libgen.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
 #include "lib/rng.h"
+#include "lib/statedir.h"
 #include "lib/xmalloc.h"
 #include "backend/worker/checkpoint.h"
 #include "backend/worker/model.h"
@@ -81,6 +86,53 @@ sample_config(const char *ckpt, struct job_spec *job)
 		rc = 0;
 	json_decref(c);
 	return rc;
+}
+
+/* The checkpoint arg names: a file, or else, for a job's name, its
+ * newest in the state directory (STATE/checkpoints/JOB/step-N.safetensors,
+ * the highest N).  0, or -1 after saying why. */
+static int
+sample_find(const char *arg, char *path, size_t size)
+{
+	char		 state[PATH_MAX], dir[PATH_MAX + 80];
+	long		 best = -1, n;
+	struct dirent	*de;
+	DIR		*d;
+	char		*end;
+
+	if (access(arg, F_OK) == 0 || strchr(arg, '/') != NULL ||
+	    arg[0] == '.' || arg[0] == '\0') {
+		snprintf(path, size, "%s", arg);
+		return 0;
+	}
+	if (statedir_path(state, sizeof state) != 0) {
+		fprintf(stderr, "hunter sample: %s: no such file, and no state "
+		    "directory to look for a job of that name in\n", arg);
+		return -1;
+	}
+	snprintf(dir, sizeof dir, "%s/checkpoints/%s", state, arg);
+	if ((d = opendir(dir)) != NULL) {
+		while ((de = readdir(d)) != NULL) {
+			if (strncmp(de->d_name, "step-", 5) != 0)
+				continue;
+			n = strtol(de->d_name + 5, &end, 10);
+			if (end != de->d_name + 5 && strcmp(end,
+			    ".safetensors") == 0 && n > best) {
+				best = n;
+				snprintf(path, size, "%s/%s", dir, de->d_name);
+			}
+		}
+		closedir(d);
+	}
+	if (best < 0) {
+		fprintf(stderr, "hunter sample: %s: no such file, and no "
+		    "checkpoint of a job %s in %s (a job whose checkpoint.dir "
+		    "is elsewhere: name its file)\n", arg, arg, dir);
+		return -1;
+	}
+	fprintf(stderr, "hunter sample: the newest checkpoint of %s: %s\n",
+	    arg, path);
+	return 0;
 }
 
 /* The model of ckpt with its weights; NULL after saying why. */
@@ -280,6 +332,7 @@ cmd_sample(const struct cmd_args *a)
 	struct job_spec	 job;
 	struct model	*m;
 	long long	 tokens = o.tokens, top_k = 0, seed = 1;
+	char		 ckpt[PATH_MAX + 400];
 	int		 rc;
 
 	if (cmd_get_long(a, "tokens", 0, 1000000, &tokens) != 0 ||
@@ -293,7 +346,8 @@ cmd_sample(const struct cmd_args *a)
 	if (cmd_has(a, "prompt"))
 		o.prompt = cmd_get(a, "prompt");
 	o.tokenizer = cmd_get(a, "tokenizer");
-	if ((m = sample_load(a->argv[0], &job)) == NULL)
+	if (sample_find(a->argv[0], ckpt, sizeof ckpt) != 0 ||
+	    (m = sample_load(ckpt, &job)) == NULL)
 		return 1;
 	if (o.tokenizer != NULL &&
 	    tokenizer_load(o.tokenizer, m->classes, &tk) != 0) {
@@ -310,8 +364,9 @@ cmd_sample(const struct cmd_args *a)
 
 const struct cmd_entry cmd_sample_entry = {
 	.name = "sample",
-	.usage = "CHECKPOINT",
-	.summary = "generate text from a gpt checkpoint (config.json beside it)",
+	.usage = "CHECKPOINT|JOB",
+	.summary = "generate text from a gpt checkpoint (config.json beside "
+	    "it), or from the newest of job JOB",
 	.options = sample_options,
 	.args_min = 1,
 	.args_max = 1,

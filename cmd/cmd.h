@@ -19,5 +19,6 @@ extern const struct cmd_entry cmd_bench_entry;
 extern const struct cmd_entry cmd_ctl_entry;
 extern const struct cmd_entry cmd_report_entry;
 extern const struct cmd_entry cmd_sample_entry;
+extern const struct cmd_entry cmd_agents_entry;
 
 #endif

@@ -33,6 +33,7 @@ static const struct cmd_entry *cmd_table[] = {
 	&cmd_check_entry,
 	&cmd_bench_entry,
 	&cmd_agent_entry,
+	&cmd_agents_entry,
 	&cmd_ctl_entry,
 	&cmd_report_entry,
 	&cmd_sample_entry,

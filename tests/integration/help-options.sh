@@ -2,8 +2,9 @@
 # --help of the console and of every subcommand exits 0 and names every
 # option that hunter.1 gives it (its SYNOPSIS lines and its paragraph in
 # COMMANDS), and every option it lists is in hunter.1; every command that
-# hunter --help lists has its paragraph in COMMANDS.  A bad option exits
-# 2 and says how to list them.
+# hunter --help lists has its paragraph in COMMANDS, and every key of a
+# cluster file its entry in CLUSTER FILES.  A bad option exits 2 and says
+# how to list them.
 . "$SRCDIR/tests/integration/lib.sh"
 "$HUNTER" --help > "$T/top" || fail "hunter --help exited $?"
 cmds=$(sed -n 's/^  hunter \([a-z][a-z]*\) .*/\1/p' "$T/top" | sort -u)
@@ -58,6 +59,21 @@ for c in cmds + ["console"]:
         bad = 1
     print("%-9s %2d options, each in hunter.1 and in --help" % (c, len(listed)))
 sys.exit(bad)
+PYEOF
+# Every key of a cluster file (the tables of backend/spec/spec-cluster.c)
+# has its entry in hunter.1's CLUSTER FILES.
+"$PY" - "$SRCDIR/hunter.1" "$SRCDIR/backend/spec/spec-cluster.c" <<'PYEOF' || fail "see above"
+import re, sys
+man, src = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+assert "\n.SH CLUSTER FILES\n" in man, "hunter.1 has no CLUSTER FILES section"
+sec = man.split("\n.SH CLUSTER FILES\n")[1].split("\n.SH ")[0]
+keys = sorted(set(re.findall(r'\.key = "([a-z_]+)"', src)))
+said = set(re.findall(r'^\.BI? "?([a-z_]+)', sec, re.M)) | \
+    set(re.findall(r'[{,] ?([a-z_]+): ', sec))
+missing = [k for k in keys if k not in said]
+print("cluster keys: %d, in CLUSTER FILES: %s" % (len(keys),
+      "all" if not missing else "not " + ", ".join(missing)))
+sys.exit(1 if missing else 0)
 PYEOF
 set +e
 "$HUNTER" run --jsno x.yaml > "$T/out" 2>&1
