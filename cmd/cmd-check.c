@@ -314,7 +314,7 @@ cmd_check(const struct cmd_args *a)
 
 	fleet_accept_new_hostkeys = cmd_has(a, "accept-new-hostkeys");
 	fleet_push = cmd_has(a, "push");
-	if ((rc = spec_open_cluster_args(a, &cluster, stderr)) != 0)
+	if ((rc = spec_open_cluster_args(a, false, &cluster, stderr)) != 0)
 		return rc == SPEC_CLUSTER_USAGE ? 2 : 1;
 	if ((lock = check_lock(dir, sizeof dir)) < 0) {
 		spec_cluster_free(&cluster);

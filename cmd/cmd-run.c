@@ -370,7 +370,7 @@ cmd_run(const struct cmd_args *a)
 	 * once the job runs. */
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
-	if ((rc = spec_open_cluster_args(a, &cluster, stderr)) != 0)
+	if ((rc = spec_open_cluster_args(a, false, &cluster, stderr)) != 0)
 		return rc == SPEC_CLUSTER_USAGE ? 2 : 1;
 	bo.metrics = spec_config_metrics(cmd_get(a, "metrics"), &uc, stderr);
 	if ((b = backend_open(&bo, err, sizeof err)) == NULL) {

@@ -151,11 +151,16 @@ console_backend(struct console *c, const struct cmd_args *a, bool takeover,
 		return backend_open_sim(simulate, simulate >= 256 ?
 		    simulate / 128 : 2, 1);
 	}
-	if ((*rc = spec_open_cluster_args(a, cl, stderr)) != 0) {
+	if ((*rc = spec_open_cluster_args(a, true, cl, stderr)) != 0) {
 		*rc = *rc == SPEC_CLUSTER_USAGE ? 2 : 1;
 		return NULL;
 	}
 	c->cluster_name = cl->name;
+	if (cl->simulate > 0) {		/* simulate: N in the cluster file */
+		c->simulated = true;
+		c->cluster_name = cl->name[0] != '\0' ? cl->name : "sim";
+		return backend_open_sim(cl->simulate, cl->sim_racks, 1);
+	}
 	if (cl->slurm_job[0] != '\0') {
 		snprintf(slurm_name, sizeof slurm_name, "from Slurm job %s",
 		    cl->slurm_job);
@@ -203,7 +208,7 @@ console_main(const struct cmd_args *a)
 		free(c);
 		return rc;
 	}
-	if (simulate > 0)
+	if (c->simulated)
 		backend_sim_start(c->b, &(struct backend_observer){ &c->feed,
 		    feed_on_frame });
 	else {
@@ -226,8 +231,7 @@ console_main(const struct cmd_args *a)
 	backend_close(c->b);
 	feed_free(&c->feed);
 	free(c);
-	if (!simulate)
-		spec_cluster_free(&cl);
+	spec_cluster_free(&cl);
 	return rc;
 }
 

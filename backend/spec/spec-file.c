@@ -136,12 +136,13 @@ spec_open_cluster(const char *file, int spares, struct cluster_spec *c,
 }
 
 int
-spec_open_cluster_args(const struct cmd_args *a, struct cluster_spec *c,
-    FILE *out)
+spec_open_cluster_args(const struct cmd_args *a, bool simulated_ok,
+    struct cluster_spec *c, FILE *out)
 {
 	const char	*arg = cmd_get(a, "spares");
 	char		*end;
 	long		 n = -1;
+	int		 rc;
 
 	if (arg != NULL && ((n = strtol(arg, &end, 10)) < 0 || end == arg ||
 	    *end != '\0' || n > SPEC_MAX_NODES)) {
@@ -150,7 +151,14 @@ spec_open_cluster_args(const struct cmd_args *a, struct cluster_spec *c,
 		    "more), got '%.64s'\n", arg);
 		return SPEC_CLUSTER_USAGE;
 	}
-	return spec_open_cluster(cmd_get(a, "cluster"), (int)n, c, out);
+	if ((rc = spec_open_cluster(cmd_get(a, "cluster"), (int)n, c, out)) !=
+	    0 || c->simulate == 0 || simulated_ok)
+		return rc;
+	fprintf(out, "hunter: %s describes a simulated cluster (simulate: %d), "
+	    "which only the console runs: hunter --cluster %s\n", c->file,
+	    c->simulate, c->file);
+	spec_cluster_free(c);
+	return SPEC_CLUSTER_USAGE;
 }
 
 /* A line that starts with key, a colon and then space or nothing. */

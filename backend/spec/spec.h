@@ -233,14 +233,16 @@ int	spec_open_cluster(const char *file, int spares, struct cluster_spec *,
 	    FILE *out);
 /* The options of every command that opens the cluster (the console,
  * run, check), as rows of its option table, and the cluster they name:
- * spec_open_cluster of --cluster and --spares, whose N is checked here. */
+ * spec_open_cluster of --cluster and --spares, whose N is checked here;
+ * a simulated cluster (simulate: N) only where simulated_ok, else a
+ * usage error. */
 #define SPEC_CLUSTER_OPTIONS \
 	{ "cluster", 'c', "FILE|slurm", "the cluster file (default: the " \
 	    "embedded local cluster), or the Slurm allocation's nodes" }, \
 	{ "spares", 0, "N", "in a Slurm allocation: keep the last N nodes " \
 	    "free for failover" }
-int	spec_open_cluster_args(const struct cmd_args *, struct cluster_spec *,
-	    FILE *out);
+int	spec_open_cluster_args(const struct cmd_args *, bool simulated_ok,
+	    struct cluster_spec *, FILE *out);
 
 /* For a node's host that is this machine over SSH (localhost, 127.x,
  * ::1), the hint that only host: local runs a node here without SSH, to

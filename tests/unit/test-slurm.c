@@ -259,7 +259,7 @@ t_options(void **state)
 		char	*argv[] = { "t", "--spares", (char *)bad[i], NULL };
 
 		assert_int_equal(cmd_parse(&e, 3, argv, &a), 0);
-		assert_int_equal(spec_open_cluster_args(&a, &c, out),
+		assert_int_equal(spec_open_cluster_args(&a, false, &c, out),
 		    SPEC_CLUSTER_USAGE);
 		cmd_args_free(&a);
 	}
@@ -268,7 +268,7 @@ t_options(void **state)
 		char	*argv[] = { "t", "--spares=2", NULL };
 
 		assert_int_equal(cmd_parse(&e, 2, argv, &a), 0);
-		assert_int_equal(spec_open_cluster_args(&a, &c, out),
+		assert_int_equal(spec_open_cluster_args(&a, false, &c, out),
 		    SPEC_CLUSTER_USAGE);
 		cmd_args_free(&a);
 	}
@@ -276,7 +276,7 @@ t_options(void **state)
 		char	*argv[] = { "t", "-c", "/nonexistent/c.yaml", NULL };
 
 		assert_int_equal(cmd_parse(&e, 3, argv, &a), 0);
-		assert_int_equal(spec_open_cluster_args(&a, &c, out), -1);
+		assert_int_equal(spec_open_cluster_args(&a, false, &c, out), -1);
 		cmd_args_free(&a);
 	}
 	rewind(out);
