@@ -9,30 +9,19 @@
 #include "config.h"
 
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
+#include "lib/errf.h"
 #include "lib/xmalloc.h"
 #include "backend/sched/policy-json.h"
 
 /* The objects a request may hold: the top, the current map, a node or a
  * job each. */
 #define JSON_MAX_OBJECTS	(POLICY_MAX_NODES + POLICY_MAX_JOBS + 2)
-
-static int
-jerr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list	 ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 /* Count the objects and arrays of a line outside its strings. */
 static int
@@ -58,13 +47,13 @@ json_measure(const char *s, size_t len, char *err, size_t errlen)
 		arrays += c == '[';
 	}
 	if (objects > JSON_MAX_OBJECTS)
-		return jerr(err, errlen, "the request holds %zu objects; at most "
+		return (errf(err, errlen, "the request holds %zu objects; at most "
 		    "%d nodes and %d jobs are served", objects, POLICY_MAX_NODES,
-		    POLICY_MAX_JOBS);
+		    POLICY_MAX_JOBS), -1);
 	if (arrays > POLICY_MAX_ARRAYS)
-		return jerr(err, errlen, "the request holds %zu arrays; at most "
+		return (errf(err, errlen, "the request holds %zu arrays; at most "
 		    "%d (speedup rows included) are served", arrays,
-		    POLICY_MAX_ARRAYS);
+		    POLICY_MAX_ARRAYS), -1);
 	return 0;
 }
 
@@ -79,7 +68,7 @@ get_num(json_t *o, const char *key, double def, double *v, const char *where,
 	if (x == NULL)
 		return 0;
 	if (!json_is_number(x))
-		return jerr(err, errlen, "%s%s: must be a number", where, key);
+		return (errf(err, errlen, "%s%s: must be a number", where, key), -1);
 	*v = json_number_value(x);
 	return 0;
 }
@@ -96,11 +85,11 @@ get_int(json_t *o, const char *key, int def, int *v, const char *where,
 	if (x == NULL)
 		return 0;
 	if (!json_is_integer(x))
-		return jerr(err, errlen, "%s%s: must be an integer", where, key);
+		return (errf(err, errlen, "%s%s: must be an integer", where, key), -1);
 	i = json_integer_value(x);
 	if (i < INT_MIN || i > INT_MAX)
-		return jerr(err, errlen, "%s%s: %lld is out of range", where, key,
-		    (long long)i);
+		return (errf(err, errlen, "%s%s: %lld is out of range", where, key,
+		    (long long)i), -1);
 	*v = (int)i;
 	return 0;
 }
@@ -142,7 +131,7 @@ read_nodes(struct policy_doc *d, json_t *arr, struct name_ix **ix, char *err,
 	char	 where[64];
 
 	if (!json_is_array(arr))
-		return jerr(err, errlen, "nodes: must be an array");
+		return (errf(err, errlen, "nodes: must be an array"), -1);
 	d->nodes = xcalloc(n + 1, sizeof *d->nodes);
 	d->racks = xcalloc(n + 1, sizeof *d->racks);
 	racks = xcalloc(n + 1, sizeof *racks);
@@ -154,8 +143,8 @@ read_nodes(struct policy_doc *d, json_t *arr, struct name_ix **ix, char *err,
 		snprintf(where, sizeof where, "nodes[%zu].", i);
 		if (!json_is_object(o)) {
 			free(racks);
-			return jerr(err, errlen, "nodes[%zu]: must be an object",
-			    i);
+			return (errf(err, errlen, "nodes[%zu]: must be an object",
+			    i), -1);
 		}
 		d->nodes[i].name = get_str(o, "name");
 		rack = json_object_get(o, "rack") == NULL ? "default" :
@@ -163,9 +152,9 @@ read_nodes(struct policy_doc *d, json_t *arr, struct name_ix **ix, char *err,
 		if (d->nodes[i].name == NULL || rack == NULL ||
 		    !json_is_integer(json_object_get(o, "slots"))) {
 			free(racks);
-			return jerr(err, errlen, "nodes[%zu]: name (a string), "
+			return (errf(err, errlen, "nodes[%zu]: name (a string), "
 			    "slots (an integer) and rack (a string) are needed",
-			    i);
+			    i), -1);
 		}
 		if (get_int(o, "slots", 0, &d->nodes[i].slots, where, err,
 		    errlen) != 0) {
@@ -207,15 +196,15 @@ read_rows(struct policy_job *job, json_t *rows, struct policy_row *out,
 		if (!json_is_array(row) || json_array_size(row) != 3 ||
 		    !json_is_integer(a) || !json_is_integer(b) ||
 		    !json_is_number(c))
-			return jerr(err, errlen, "job '%s': speedup[%zu] must be "
+			return (errf(err, errlen, "job '%s': speedup[%zu] must be "
 			    "[nodes, ranks, speedup], two integers and a number",
-			    job->name, r);
+			    job->name, r), -1);
 		if (json_integer_value(a) < 1 || json_integer_value(b) > INT_MAX ||
 		    json_integer_value(b) < json_integer_value(a))
-			return jerr(err, errlen, "job '%s': speedup[%zu] [%lld, "
+			return (errf(err, errlen, "job '%s': speedup[%zu] [%lld, "
 			    "%lld, ...]: nodes must be >= 1 and ranks >= nodes",
 			    job->name, r, (long long)json_integer_value(a),
-			    (long long)json_integer_value(b));
+			    (long long)json_integer_value(b)), -1);
 		out[r].nodes = (int)json_integer_value(a);
 		out[r].ranks = (int)json_integer_value(b);
 		out[r].speedup = json_number_value(c);
@@ -235,22 +224,22 @@ read_job(struct policy_doc *d, json_t *o, size_t i, struct policy_row *rows,
 	int	 top;
 
 	if (!json_is_object(o) || (job->name = get_str(o, "name")) == NULL)
-		return jerr(err, errlen, "jobs[%zu]: must be an object with a "
-		    "name (a string)", i);
+		return (errf(err, errlen, "jobs[%zu]: must be an object with a "
+		    "name (a string)", i), -1);
 	snprintf(where, sizeof where, "job '%.*s': ", POLICY_MAX_NAME,
 	    job->name);
 	if (!json_is_array(sp))
-		return jerr(err, errlen, "%sspeedup: must be an array of [nodes, "
-		    "ranks, speedup] rows", where);
+		return (errf(err, errlen, "%sspeedup: must be an array of [nodes, "
+		    "ranks, speedup] rows", where), -1);
 	if (json_array_size(sp) > POLICY_MAX_ROWS)
-		return jerr(err, errlen, "%s%zu speedup rows; at most %d", where,
-		    json_array_size(sp), POLICY_MAX_ROWS);
+		return (errf(err, errlen, "%s%zu speedup rows; at most %d", where,
+		    json_array_size(sp), POLICY_MAX_ROWS), -1);
 	if (read_rows(job, sp, rows, &top, err, errlen) != 0)
 		return -1;
 	pre = json_object_get(o, "preemptible");
 	if (pre != NULL && !json_is_boolean(pre))
-		return jerr(err, errlen, "%spreemptible: must be true or false",
-		    where);
+		return (errf(err, errlen, "%spreemptible: must be true or false",
+		    where), -1);
 	job->preemptible = pre == NULL || json_is_true(pre);
 	if (get_num(o, "submitted", 0, &job->submitted, where, err, errlen) ||
 	    get_num(o, "age", 0, &job->age, where, err, errlen) ||
@@ -275,16 +264,16 @@ read_current(struct policy_doc *d, json_t *cur, const struct name_ix *nodes,
 	if (cur == NULL)
 		return 0;
 	if (!json_is_object(cur))
-		return jerr(err, errlen, "current: must be an object of job "
-		    "names to arrays of node names");
+		return (errf(err, errlen, "current: must be an object of job "
+		    "names to arrays of node names"), -1);
 	json_object_foreach(cur, key, v) {
 		if (!json_is_array(v))
-			return jerr(err, errlen, "current['%s']: must be an array "
-			    "of node names", key);
+			return (errf(err, errlen, "current['%s']: must be an array "
+			    "of node names", key), -1);
 		total += (int)json_array_size(v);
 		if (total > POLICY_MAX_ARRAYS)
-			return jerr(err, errlen, "current: more than %d ranks",
-			    POLICY_MAX_ARRAYS);
+			return (errf(err, errlen, "current: more than %d ranks",
+			    POLICY_MAX_ARRAYS), -1);
 	}
 	jobs = xcalloc((size_t)nj + 1, sizeof *jobs);
 	for (int j = 0; j < nj; j++)
@@ -295,8 +284,8 @@ read_current(struct policy_doc *d, json_t *cur, const struct name_ix *nodes,
 		int	 j = name_find(jobs, nj, key);
 
 		if (j < 0) {
-			rc = jerr(err, errlen, "current names job '%s', which is "
-			    "not in jobs", key);
+			rc = (errf(err, errlen, "current names job '%s', which is "
+			    "not in jobs", key), -1);
 			break;
 		}
 		d->jobs[j].current = &d->current[k];
@@ -307,10 +296,10 @@ read_current(struct policy_doc *d, json_t *cur, const struct name_ix *nodes,
 			    name_find(nodes, d->req.nnodes, nm) : -1;
 
 			if (x < 0)
-				rc = jerr(err, errlen, "current['%s'][%zu]: %s%s%s "
+				rc = (errf(err, errlen, "current['%s'][%zu]: %s%s%s "
 				    "is not a node of the request", key, r,
 				    nm != NULL ? "node '" : "a non-string",
-				    nm != NULL ? nm : "", nm != NULL ? "'" : "");
+				    nm != NULL ? nm : "", nm != NULL ? "'" : ""), -1);
 			d->current[k++] = x;
 		}
 		if (rc != 0)
@@ -329,14 +318,14 @@ read_doc(struct policy_doc *d, json_t *root, char *err, size_t errlen)
 	int	 rc = -1;
 
 	if (!json_is_object(root))
-		return jerr(err, errlen, "a request must be a JSON object");
+		return (errf(err, errlen, "a request must be a JSON object"), -1);
 	if (get_num(root, "time", 0, &d->req.time, "", err, errlen) ||
 	    get_num(root, "interval_s", 60, &d->req.interval_s, "", err,
 	    errlen) || get_num(root, "restart_s", 30, &d->req.restart_s, "",
 	    err, errlen))
 		return -1;
 	if (json_object_get(root, "nodes") == NULL || !json_is_array(jobs))
-		return jerr(err, errlen, "a request needs nodes and jobs (arrays)");
+		return (errf(err, errlen, "a request needs nodes and jobs (arrays)"), -1);
 	if (read_nodes(d, json_object_get(root, "nodes"), &nodes, err,
 	    errlen) != 0)
 		goto out;
@@ -372,13 +361,13 @@ policy_json_read(struct policy_doc *d, const char *line, size_t len, char *err,
 
 	memset(d, 0, sizeof *d);
 	if (len > POLICY_LINE_MAX)
-		return jerr(err, errlen, "the request is %zu bytes; at most %d",
-		    len, POLICY_LINE_MAX);
+		return (errf(err, errlen, "the request is %zu bytes; at most %d",
+		    len, POLICY_LINE_MAX), -1);
 	if (json_measure(line, len, err, errlen) != 0)
 		return -1;
 	if ((root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je)) == NULL)
-		return jerr(err, errlen, "malformed JSON at column %d: %s",
-		    je.column, je.text);
+		return (errf(err, errlen, "malformed JSON at column %d: %s",
+		    je.column, je.text), -1);
 	d->root = root;
 	if (read_doc(d, root, err, errlen) != 0) {
 		policy_json_free(d);
