@@ -400,6 +400,43 @@ dump(json_t *o)
 }
 
 char *
+policy_json_request(const struct policy_request *req)
+{
+	json_t	*nodes = json_array(), *jobs = json_array();
+	json_t	*cur = json_object();
+
+	for (int i = 0; i < req->nnodes; i++)
+		json_array_append_new(nodes, json_pack("{s:s, s:i, s:s}", "name",
+		    req->nodes[i].name, "slots", req->nodes[i].slots, "rack",
+		    req->racks[req->nodes[i].rack]));
+	for (int j = 0; j < req->njobs; j++) {
+		const struct policy_job *job = &req->jobs[j];
+		json_t	*rows = json_array(), *at = json_array();
+
+		for (int r = 0; r < job->nrows; r++)
+			json_array_append_new(rows, json_pack("[i, i, f]",
+			    job->rows[r].nodes, job->rows[r].ranks,
+			    job->rows[r].speedup));
+		json_array_append_new(jobs, json_pack("{s:s, s:f, s:f, s:f, s:i, "
+		    "s:i, s:i, s:b, s:o}", "name", job->name, "submitted",
+		    job->submitted, "age", job->age, "attained", job->attained,
+		    "restarts", job->restarts, "min_ranks", job->min_ranks,
+		    "max_ranks", job->max_ranks, "preemptible", job->preemptible,
+		    "speedup", rows));
+		for (int k = 0; k < job->ncurrent; k++)
+			json_array_append_new(at,
+			    json_string(req->nodes[job->current[k]].name));
+		if (job->ncurrent > 0)
+			json_object_set_new(cur, job->name, at);
+		else
+			json_decref(at);
+	}
+	return dump(json_pack("{s:f, s:f, s:f, s:o, s:o, s:o}", "time",
+	    req->time, "interval_s", req->interval_s, "restart_s",
+	    req->restart_s, "nodes", nodes, "jobs", jobs, "current", cur));
+}
+
+char *
 policy_json_reply(const struct policy_request *req,
     const struct policy_reply *rep)
 {

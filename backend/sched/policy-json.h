@@ -43,6 +43,10 @@ int	policy_json_read(struct policy_doc *, const char *line, size_t len,
 	    char *err, size_t errlen);
 void	policy_json_free(struct policy_doc *);
 
+/* A request as its line, without the newline (what a client of the
+ * protocol writes; the benchmark times the round trip); free() it. */
+char	*policy_json_request(const struct policy_request *);
+
 /* The reply line, or an error line, without the newline; free() it. */
 char	*policy_json_reply(const struct policy_request *,
 	    const struct policy_reply *);
