@@ -117,6 +117,7 @@ int
 policy_check(const struct policy_request *req, char *err, size_t errlen)
 {
 	int	 n = req->nnodes > req->njobs ? req->nnodes : req->njobs, rc = 0;
+	long long total = 0;
 	const char **names;
 	int	*used;
 
@@ -139,6 +140,7 @@ policy_check(const struct policy_request *req, char *err, size_t errlen)
 		const struct policy_node *nd = &req->nodes[i];
 
 		names[i] = nd->name;
+		total += nd->slots;
 		if (nd->slots < 0 || nd->slots > POLICY_MAX_SLOTS ||
 		    nd->rack < 0 || nd->rack >= req->nracks) {
 			snprintf(err, errlen, "node %d ('%s'): slots must be in "
@@ -147,6 +149,12 @@ policy_check(const struct policy_request *req, char *err, size_t errlen)
 			rc = -1;
 			goto out;
 		}
+	}
+	if (total > POLICY_MAX_TOTAL) {
+		snprintf(err, errlen, "the nodes hold %lld slots; at most %d",
+		    total, POLICY_MAX_TOTAL);
+		rc = -1;
+		goto out;
 	}
 	if ((rc = check_names(names, req->nnodes, "node", err, errlen)) != 0)
 		goto out;

@@ -31,6 +31,7 @@
 #define POLICY_MAX_NODES	65536
 #define POLICY_MAX_JOBS		65536
 #define POLICY_MAX_SLOTS	65536		/* on one node */
+#define POLICY_MAX_TOTAL	(1 << 24)	/* slots of the cluster */
 #define POLICY_MAX_ROWS		65536		/* in one job's table */
 #define POLICY_MAX_NAME		256		/* bytes of a name */
 
