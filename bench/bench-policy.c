@@ -151,8 +151,9 @@ static void
 bp_feed(struct bp *b, const struct policy_reply *rep)
 {
 	for (int j = 0; j < BP_JOBS; j++) {
-		memcpy(b->current + j * BP_RANKS, rep->node_of[j],
-		    (size_t)rep->n[j] * sizeof(int));
+		if (rep->n[j] > 0)
+			memcpy(b->current + j * BP_RANKS, rep->node_of[j],
+			    (size_t)rep->n[j] * sizeof(int));
 		b->jobs[j].ncurrent = rep->n[j];
 		b->jobs[j].age += 60;
 		b->jobs[j].attained += 60 * rep->n[j];

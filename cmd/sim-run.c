@@ -166,13 +166,13 @@ sim_round(struct sim *s, char *err, size_t errlen)
 	for (int k = 0; k < n; k++) {
 		struct sj *x = &s->j[s->of[k]];
 
-		if (rep.n[k] != x->n || memcmp(rep.node_of[k], x->node_of,
-		    (size_t)x->n * sizeof(int)) != 0) {
+		if (rep.n[k] != x->n || (x->n > 0 && memcmp(rep.node_of[k],
+		    x->node_of, (size_t)x->n * sizeof(int)) != 0)) {
 			if (x->n > 0)
 				x->restarts++;
-			x->n = rep.n[k];
-			memcpy(x->node_of, rep.node_of[k],
-			    (size_t)x->n * sizeof(int));
+			if ((x->n = rep.n[k]) > 0)
+				memcpy(x->node_of, rep.node_of[k],
+				    (size_t)x->n * sizeof(int));
 			x->busy_until = s->now + s->c->restart_s;
 		}
 		x->rate = sim_rate(x);

@@ -127,7 +127,9 @@ gp_next(struct gp *g, int j, int left)
 	}
 }
 
-static void
+/* Admit in order, each job at its least count while the slots hold it;
+ * the slots left. */
+static int
 gp_admit(struct gp *g)
 {
 	struct policy_state *st = &g->st;
@@ -142,8 +144,14 @@ gp_admit(struct gp *g)
 		g->size[j] = need;
 		room -= need;
 	}
-	/* The greedy sizing of the slots left after every admitted job's
-	 * least count. */
+	return room;
+}
+
+/* The slots left, a step at a time, to the admitted job whose next
+ * count gains the fitness most a slot. */
+static void
+gp_size(struct gp *g, int room)
+{
 	for (int j = 0; j < g->req->njobs; j++) {
 		if (g->admitted[j])
 			gp_next(g, j, room);
@@ -293,7 +301,7 @@ gp_decide(const struct policy_request *req, struct policy_reply *rep)
 	pst_order_las(&g.st, gp_promote);
 	for (int k = 0; k < req->njobs; k++)
 		g.pos[g.st.order[k]] = k;
-	gp_admit(&g);
+	gp_size(&g, gp_admit(&g));
 	gp_place(&g);
 	if (gp_keep_current(&g)) {
 		for (int j = 0; j < req->njobs; j++) {

@@ -33,7 +33,8 @@ ix_build(struct policy_ix *ix, const struct policy_job *job)
 
 	ix->nrows = job->nrows;
 	ix->rows = xcalloc((size_t)job->nrows + 1, sizeof *ix->rows);
-	memcpy(ix->rows, job->rows, (size_t)job->nrows * sizeof *ix->rows);
+	if (job->nrows > 0)
+		memcpy(ix->rows, job->rows, (size_t)job->nrows * sizeof *ix->rows);
 	qsort(ix->rows, (size_t)ix->nrows, sizeof *ix->rows, ix_row_cmp);
 	ix->sizes = xcalloc((size_t)job->nrows + 1, sizeof *ix->sizes);
 	ix->nsizes = 0;

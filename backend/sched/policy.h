@@ -108,7 +108,8 @@ int	policy_verify(const struct policy_request *, const struct policy_reply *,
 	    char *err, size_t errlen);
 
 /* Check the request, decide, verify the reply.  0 with reply filled (free
- * it with policy_reply_free), or -1 with the reason and reply empty. */
+ * it with policy_reply_free), or -1 with the reason and reply empty; what
+ * reply held before is overwritten, not freed. */
 int	policy_decide(const struct policy *, const struct policy_request *,
 	    struct policy_reply *, char *err, size_t errlen);
 
