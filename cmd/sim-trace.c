@@ -14,8 +14,10 @@
  *              drops shorter jobs); each category one application,
  *              the models sorted by their work at one rank;
  *   ranks      what a user who wants 50-80% of linear scaling asks for
- *              (Pollux's rule), else 1; batch: the application's, times
- *              the ranks (each rank keeps its share), within its max;
+ *              (Pollux's rule; the most asked for when every count scales
+ *              better, 1 when none reaches half); batch: the
+ *              application's, times the ranks (each rank keeps its
+ *              share), within its max;
  *   samples    the GPU-time run at that size: GPU-time / ranks seconds.
  */
 #include "config.h"
@@ -206,12 +208,13 @@ gen_throughput(const struct sim_app *a, int ranks, int batch, int slots)
 }
 
 /* What Pollux's user asks for: a count whose scaling is 50-80% of
- * linear, drawn among those; 1 when none is. */
+ * linear, drawn among those; when every count up to max_ranks scales
+ * better than that, max_ranks; 1 when not even 2 ranks reach 50%. */
 static int
 gen_ranks(const struct sim_app *a, const struct sim_gen *g, struct rng *r,
     int *batch)
 {
-	int	 ok[64], n = 0;
+	int	 ok[64], n = 0, good = 1;
 	double	 one = gen_throughput(a, 1, a->batch, 1);
 
 	for (int k = 2; k <= g->max_ranks && n < 64; k++) {
@@ -222,8 +225,10 @@ gen_ranks(const struct sim_app *a, const struct sim_gen *g, struct rng *r,
 
 		if (eff >= 0.5 && eff <= 0.8)
 			ok[n++] = k;
+		if (eff > 0.8 && good == k - 1)
+			good = k;
 	}
-	n = n > 0 ? ok[rng_below(r, (uint32_t)n)] : 1;
+	n = n > 0 ? ok[rng_below(r, (uint32_t)n)] : good;
 	*batch = a->batch * n <= a->batch_max ? a->batch * n :
 	    a->batch_max / n * n;
 	return n;
