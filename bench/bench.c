@@ -11,6 +11,7 @@ extern const struct bench_entry bench_train_entry;
 extern const struct bench_entry bench_comm_entry;
 extern const struct bench_entry bench_compress_entry;
 extern const struct bench_entry bench_sched_entry;
+extern const struct bench_entry bench_policy_entry;
 extern const struct bench_entry bench_console_entry;
 extern const struct bench_entry bench_sgemm_entry;
 extern const struct bench_entry bench_gpt_entry;
@@ -23,6 +24,7 @@ const struct bench_entry *const bench_table[] = {
 	&bench_comm_entry,
 	&bench_compress_entry,
 	&bench_sched_entry,
+	&bench_policy_entry,
 	&bench_console_entry,
 	&bench_sgemm_entry,
 	&bench_gpt_entry,

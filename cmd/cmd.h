@@ -20,5 +20,7 @@ extern const struct cmd_entry cmd_ctl_entry;
 extern const struct cmd_entry cmd_report_entry;
 extern const struct cmd_entry cmd_sample_entry;
 extern const struct cmd_entry cmd_agents_entry;
+extern const struct cmd_entry cmd_sched_entry;
+extern const struct cmd_entry cmd_sim_entry;
 
 #endif

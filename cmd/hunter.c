@@ -37,6 +37,8 @@ static const struct cmd_entry *cmd_table[] = {
 	&cmd_ctl_entry,
 	&cmd_report_entry,
 	&cmd_sample_entry,
+	&cmd_sched_entry,
+	&cmd_sim_entry,
 	&cmd_worker_entry,
 };
 #define N_CMDS (sizeof cmd_table / sizeof cmd_table[0])

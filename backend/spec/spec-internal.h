@@ -160,6 +160,15 @@ void	spec_model_defaults(const struct ydoc_node *root, struct job_spec *);
 void	spec_model_check(struct spec_walk *, const struct ydoc_node *root,
 	    const struct job_spec *);
 
+/* spec-elastic.c */
+void	spec_elastic_ranks(struct spec_walk *, const struct ydoc_node *,
+	    const char *path, void *base);
+void	spec_elastic_global(struct spec_walk *, const struct ydoc_node *,
+	    const char *path, void *base);
+void	spec_elastic_defaults(struct job_spec *);
+void	spec_elastic_check(struct spec_walk *, const struct ydoc_node *root,
+	    const struct job_spec *);
+
 /* spec-program.c */
 extern const struct spec_field spec_program_fields[];
 void	spec_program_defaults(struct job_spec *);

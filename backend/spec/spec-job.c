@@ -4,7 +4,8 @@
  * type, range and place in struct job_spec; spec_job_defaults is the other
  * half, the value of every key not written, and each model kind
  * (spec-model.c) adds defaults of its own; program: has its own file
- * (spec-program.c).  What a table cannot say (the
+ * (spec-program.c), and so have the elastic ranks and adaptive batch
+ * (spec-elastic.c).  What a table cannot say (the
  * keys a model kind takes; the micro batch must fit the global one) is
  * checked after the walk.
  */
@@ -21,8 +22,7 @@ _Static_assert(sizeof(enum spec_model) == sizeof(int),
 static const char *const job_datasets[] = { "fashion-mnist", NULL };
 
 static const struct spec_field job_resources[] = {
-	{ .key = "ranks", .type = SF_INT, .off = J(resources.ranks),
-	  .range = SR_POS },
+	{ .key = "ranks", .type = SF_CUSTOM, .custom = spec_elastic_ranks },
 	{ .key = "device", .type = SF_ENUM, .off = J(resources.device),
 	  .names = spec_device_names, .what = "device" },
 	{ .key = "memory_per_rank", .type = SF_SIZE,
@@ -98,8 +98,7 @@ static const struct spec_field job_lr[] = {
 };
 
 static const struct spec_field job_batch[] = {
-	{ .key = "global", .type = SF_INT, .off = J(train.batch.global),
-	  .range = SR_POS },
+	{ .key = "global", .type = SF_CUSTOM, .custom = spec_elastic_global },
 	{ .key = "micro", .type = SF_MICRO, .off = J(train.batch.micro),
 	  .range = SR_POS },
 	{ .key = "steps_per_trial", .type = SF_INT,
@@ -249,6 +248,7 @@ spec_job_defaults(struct job_spec *j)
 	j->policy.leak_check_every = 100;
 	j->policy.leak_growth_limit = 64ULL << 20;
 	spec_program_defaults(j);
+	spec_elastic_defaults(j);
 }
 
 /* strict: true is rack placement's alone, and only when the file asks
@@ -349,6 +349,7 @@ job_check(struct spec_walk *w, const struct ydoc_node *root,
 	long long		 ranks = j->resources.ranks;
 
 	spec_program_check(w, root, j);
+	spec_elastic_check(w, root, j);
 	if (j->kind == JOB_PROGRAM)
 		return;
 	spec_model_check(w, root, j);
@@ -393,6 +394,7 @@ spec_parse_job(const char *name, const char *buf, size_t len,
 	if ((root = ydoc_parse(name, buf, len, errs, &ok)) == NULL)
 		return -1;
 	spec_model_defaults(root, j);
+	spec_elastic_defaults(j);	/* min and max follow the model's */
 	spec_program_prepare(root, name, j);
 	spec_walk_map(&w, root, "", job_fields, j);
 	if (ok && w.nerr == 0)

@@ -186,6 +186,7 @@ const struct spec_field spec_program_fields[] = {
 	{ .key = "env", .type = SF_CUSTOM, .custom = program_env },
 	{ .key = "stop_grace", .type = SF_DURATION,
 	  .off = J(program.stop_grace_s), .range = SR_NONNEG },
+	{ .key = "elastic", .type = SF_BOOL, .off = J(program.elastic) },
 	{ .key = "startup", .type = SF_DURATION, .off = J(program.startup_s),
 	  .range = SR_POS },
 	{ .key = "oom_exit_code", .type = SF_INT,

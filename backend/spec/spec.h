@@ -50,7 +50,15 @@ struct job_spec {
 	enum spec_priority priority;	/* normal */
 
 	struct {
+		/* A number (fixed) or {min: A, max: B} (elastic: the
+		 * scheduler picks the count within, backend/sched/policy.h).
+		 * ranks is what code that launches or places a job reads:
+		 * the fixed count, or for an elastic job its min, the count
+		 * it starts with until the scheduler says otherwise. */
 		int		 ranks;		/* 4; > 0 */
+		int		 min_ranks;	/* == ranks when fixed */
+		int		 max_ranks;	/* == ranks when fixed */
+		bool		 elastic;	/* written as {min, max} */
 		enum spec_device device;	/* cpu */
 		uint64_t	 memory_per_rank; /* bytes; 2GiB */
 		enum spec_placement placement;	/* rack */
@@ -103,7 +111,15 @@ struct job_spec {
 			int	warmup_steps;	/* 100; >= 0 */
 		} lr;
 		struct {
+			/* A number (fixed) or {min: A, max: B} (adaptive:
+			 * chosen with the allocation, the learning rate
+			 * scaled by goodput_lr, backend/sched/goodput.h).
+			 * global is the fixed batch, or an adaptive one's
+			 * min: the batch lr.base is given for. */
 			int	global;		/* 256; > 0 */
+			int	global_min;	/* == global when fixed */
+			int	global_max;	/* == global when fixed */
+			bool	adaptive;	/* written as {min, max} */
 			int	micro;		/* 0 = auto; else > 0 */
 			int	steps_per_trial; /* 3; > 0 (micro: auto) */
 		} batch;
@@ -146,6 +162,10 @@ struct job_spec {
 		char	dir[SPEC_PATH_MAX];	/* the job file's folder: the
 						 * program's working folder */
 		double	stop_grace_s;		/* 30 */
+		bool	elastic;		/* false; true: it takes a new
+						 * WORLD_SIZE after a resize, so
+						 * resources.ranks may be
+						 * {min, max} */
 		double	startup_s;		/* 5m: after its hello, until
 						 * its first metrics */
 		int	oom_exit_code;		/* 0 = none declared */

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Write the seed corpora of fuzz-spec, fuzz-idx, fuzz-checkpoint and
-fuzz-theme into corpus/NAME/ (fuzz-frame has mkcorpus-frame.py).
+"""Write the seed corpora of fuzz-spec, fuzz-idx, fuzz-checkpoint,
+fuzz-theme and fuzz-policy into corpus/NAME/ (fuzz-frame has
+mkcorpus-frame.py).
 
 Inputs named valid-* must be accepted by the code under test and bad-*
 refused: replay-lib.sh checks that in make check.  The layout of each
@@ -8,7 +9,7 @@ input (selector bytes, then the file) is described at the top of the
 target's .c file.  Standard library only; rerun after changing a format,
 and commit what changed.
 
-usage: mkcorpus.py [NAME...]     (default: all four)
+usage: mkcorpus.py [NAME...]     (default: all five)
 """
 import gzip
 import io
@@ -316,8 +317,54 @@ def theme():
     write("theme", inputs)
 
 
+# ---- policy: the whole input is one request line ---------------------------
+def policy():
+    nodes = [{"name": "n%d" % i, "slots": 4, "rack": "r%d" % (i // 2)}
+             for i in range(4)]
+
+    def rows(top, f):
+        return [[n, k, f(k)] for k in range(1, top + 1)
+                for n in range((k + 3) // 4, min(k, 4) + 1)]
+
+    def req(jobs, current=None, **kw):
+        r = {"time": 600, "interval_s": 60, "restart_s": 30, "nodes": nodes,
+             "jobs": jobs, "current": current or {}}
+        r.update(kw)
+        return json.dumps(r).encode()
+
+    lin = {"name": "lin", "age": 600, "min_ranks": 1, "max_ranks": 12,
+           "speedup": rows(12, float)}
+    flat = {"name": "flat", "speedup": rows(4, lambda k: 1.0)}
+    pinned = {"name": "pin", "preemptible": False, "age": 60,
+              "speedup": rows(2, float)}
+    inputs = {
+        "valid-two": req([lin, flat]),
+        "valid-current": req([lin, flat], {"lin": ["n0", "n0", "n1"]}),
+        "valid-pinned": req([lin, pinned], {"pin": ["n3", "n3"]}),
+        "valid-minimal": b'{"nodes": [{"name": "a", "slots": 1}], "jobs": [{"name": "j", "speedup": [[1, 1, 1]]}]}',
+        "valid-empty": b'{"nodes": [], "jobs": []}',
+        "bad-not-json": b"{nodes",
+        "bad-array": b"[]",
+        "bad-no-jobs": b'{"nodes": []}',
+        "bad-unknown-node": req([lin], {"lin": ["n9"]}),
+        "bad-unknown-job": req([lin], {"nope": ["n0"]}),
+        "bad-negative-slots": b'{"nodes": [{"name": "a", "slots": -1}], "jobs": []}',
+        "bad-row-ranks-below-nodes": b'{"nodes": [], "jobs": [{"name": "j", "speedup": [[2, 1, 1]]}]}',
+        "bad-row-short": b'{"nodes": [], "jobs": [{"name": "j", "speedup": [[1, 1]]}]}',
+        "bad-min-over-max": b'{"nodes": [], "jobs": [{"name": "j", "min_ranks": 3, "max_ranks": 2, "speedup": [[1, 1, 1]]}]}',
+        "bad-over-slots": req([lin], {"lin": ["n0"] * 5}),
+        "bad-dup-node": b'{"nodes": [{"name": "a", "slots": 1}, {"name": "a", "slots": 1}], "jobs": []}',
+        "bad-dup-key": b'{"nodes": [], "nodes": [], "jobs": []}',
+        "bad-nan": b'{"nodes": [], "jobs": [{"name": "j", "speedup": [[1, 1, NaN]]}]}',
+        "bad-huge-int": b'{"nodes": [{"name": "a", "slots": 99999999999999}], "jobs": []}',
+        "bad-many-objects": b'{"nodes": [], "jobs": [' + b",".join([b"{}"] * 140000) + b"]}",
+    }
+    write("policy", inputs)
+
+
 def main():
-    table = {"spec": spec, "idx": idx, "checkpoint": checkpoint, "theme": theme}
+    table = {"spec": spec, "idx": idx, "checkpoint": checkpoint, "theme": theme,
+             "policy": policy}
     for name in sys.argv[1:] or table:
         table[name]()
 

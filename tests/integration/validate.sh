@@ -35,4 +35,47 @@ cat out
 [ "$rc" = 1 ] || fail "exit $rc for garbage"
 grep -q '^bin.yaml:[0-9]*:[0-9]*: ' out || fail "garbage not reported"
 grep -q '^missing.yaml' out || fail "missing file not reported"
+# Elastic ranks and an adaptive batch (hunter(1), Elastic jobs).
+refused() {	# FILE: validate prints its errors to out and exits 1
+	set +e
+	"$HUNTER" validate "$1" > out 2>&1
+	rc=$?
+	set -e
+	cat out
+	[ "$rc" = 1 ] || fail "exit $rc for $1, expected 1"
+}
+cat > elastic.yaml <<'YEOF'
+name: elastic
+resources: {ranks: {min: 1, max: 6}}
+train:
+  batch: {global: {min: 128, max: 1024}}
+YEOF
+"$HUNTER" validate elastic.yaml > out || { cat out; fail "elastic job refused"; }
+grep -q '^elastic.yaml: ok' out || fail "elastic job not reported ok"
+cat > elastic-bad.yaml <<'YEOF'
+name: elastic-bad
+resources:
+  ranks: {min: 4, mx: 2}
+train:
+  batch: {global: {min: 512, max: 64}}
+program: {argv: [/bin/true]}
+YEOF
+refused elastic-bad.yaml
+grep -q "^elastic-bad.yaml:3:19: unknown key 'mx' in resources.ranks (did you mean 'max'?)" out ||
+	fail "elastic ranks: no did-you-mean"
+grep -q "^elastic-bad.yaml:3:10: missing required key 'max' in resources.ranks" out ||
+	fail "elastic ranks: missing max not reported"
+grep -q "^elastic-bad.yaml:5:20: train.batch.global.min: must be <= train.batch.global.max (64), got 512" out ||
+	fail "adaptive batch: min > max not reported"
+cat > elastic-prog.yaml <<'YEOF'
+name: elastic-prog
+resources: {ranks: {min: 1, max: 4}}
+program: {argv: [/bin/true]}
+YEOF
+refused elastic-prog.yaml
+grep -q '^elastic-prog.yaml:2:13: resources.ranks: .*write program.elastic: true' out ||
+	fail "program.elastic not asked for"
+echo 'program: {argv: [/bin/true], elastic: true}' > elastic-prog2.yaml
+sed -n 1,2p elastic-prog.yaml | sed 's/elastic-prog/elastic-prog2/' >> elastic-prog2.yaml
+"$HUNTER" validate elastic-prog2.yaml > out || { cat out; fail "elastic program refused"; }
 pass "validate reports every error"
