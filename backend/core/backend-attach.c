@@ -30,8 +30,8 @@ replayed_job(struct backend *b, const char *name)
  * Rebuild jobs from the journal: the last "job" record of each name that
  * has no "job_end" after it is still live.  Its phase is what the
  * journal's phase events left it in, where a re-attached backend can
- * carry on from there (paused, stopping), else running; a job_end
- * record's is final.
+ * carry on from there (paused, stopping, a re-formation or a resize
+ * whose decision it has), else running; a job_end record's is final.
  */
 static void
 backend_replay_phase(struct backend *b, const json_t *rec)
@@ -44,11 +44,55 @@ backend_replay_phase(struct backend *b, const json_t *rec)
 	    "rank")) >= 0 || job_phase_named(json_string_value(
 	    json_object_get(rec, "to")), &p) != 0)
 		return;
-	if (p == JOB_PAUSED || p == JOB_STOPPING)
+	if ((p == JOB_REFORMING || p == JOB_RESIZING) &&
+	    j->restart.node_of != NULL)
+		job_restore_phase(j, p);
+	else if (p == JOB_PAUSED || p == JOB_STOPPING)
 		job_restore_phase(j, p);
 	else if (!job_phase_final(p))
 		job_restore_phase(j, JOB_RUNNING);
 }
+
+/* A re-formation's decision (job_regroup): its placement, so that the
+ * backend that re-attaches mid-way starts the next generation there. */
+static void
+backend_replay_decision(struct backend *b, const json_t *rec)
+{
+	struct job_state *j = replayed_job(b, json_string_value(
+	    json_object_get(rec, "job")));
+	const json_t	*pl = json_object_get(rec, "placement");
+	int		 world = (int)json_integer_value(json_object_get(rec,
+	    "world"));
+	enum event_kind	 k = event_kind_of(rec);
+	const json_t	*v;
+	size_t		 i;
+
+	if (j == NULL || job_done(j) || json_integer_value(json_object_get(rec,
+	    "run")) != j->run || !json_is_array(pl) || world < 1 ||
+	    world > 65536 || json_array_size(pl) != (size_t)world ||
+	    (k != EV_MIGRATED && k != EV_FAILOVER && k != EV_RESTARTED &&
+	    k != EV_RESIZED))
+		return;
+	free(j->restart.node_of);
+	j->restart.node_of = xcalloc((size_t)world, sizeof(int));
+	json_array_foreach(pl, i, v) {
+		struct fleet_node *fn = fleet_find(&b->fleet,
+		    json_string_value(v) ?: "");
+
+		if (fn == NULL) {	/* a node this cluster lacks */
+			free(j->restart.node_of);
+			j->restart.node_of = NULL;
+			return;
+		}
+		j->restart.node_of[i] = (int)(fn - b->fleet.nodes);
+	}
+	j->restart.world = world;
+	j->restart.kind = k;
+	j->restart.since = clock_mono();
+	snprintf(j->restart.reason, sizeof j->restart.reason, "%s",
+	    json_string_value(json_object_get(rec, "reason")) ?: "");
+}
+
 static void
 backend_replay_record(void *ctx, json_t *rec)
 {
@@ -79,6 +123,10 @@ backend_replay_record(void *ctx, json_t *rec)
 		backend_replay_phase(b, rec);
 		return;
 	}
+	if (kind == PK_DECISION) {
+		backend_replay_decision(b, rec);
+		return;
+	}
 	if (kind != PK_JOB) {
 		backend_program_replay(b, rec);	/* a program's checkpoints */
 		return;
@@ -90,8 +138,10 @@ backend_replay_record(void *ctx, json_t *rec)
 	    json_integer_value(json_object_get(rec, "run"))) {
 		free(j->yaml);
 		free(j->ranks);
+		free(j->restart.node_of);	/* carried out: this record */
 		j->yaml = NULL;
 		j->ranks = NULL;
+		j->restart.node_of = NULL;
 	} else {
 		if (j != NULL && !job_done(j))
 			job_restore_phase(j, JOB_STOPPED);

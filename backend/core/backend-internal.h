@@ -10,6 +10,7 @@
 
 #include "lib/evloop.h"
 #include "backend/proto/proto.h"
+#include "backend/sched/policy.h"
 #include "backend/core/backend.h"
 
 struct metrics_http;
@@ -52,6 +53,11 @@ struct backend {
 	bool		 detach;
 	bool		 preempting;	/* backend_preempt was called */
 	bool		 replayed;	/* the journal rebuilt the jobs once */
+	/* The scheduler (backend-sched.c): its policy and settings, when
+	 * it decides next, when it last counted attained service. */
+	struct sched_config sched;
+	const struct policy *sched_policy;
+	double		 sched_next, sched_last;
 	int		 replay_from;	/* the first of the jobs it rebuilt */
 	double		 loop_at;	/* when the loop last polled */
 
@@ -136,6 +142,10 @@ void	job_rank_event(struct backend *, struct job_state *, int r,
 int	job_reform(struct backend *, struct job_state *, const int *node_of,
 	    enum event_kind kind, const char *fmt, ...)
 	    __attribute__((format(printf, 5, 6)));
+/* A re-formation with world ranks on node_of (a resize: a RESIZING
+ * phase, and a resized event at the relaunch).  -1 as job_reform. */
+int	job_resize(struct backend *, struct job_state *, const int *node_of,
+	    int world, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 /* Move a failed rank to a free spare and re-form, or give up. */
 void	job_failover(struct backend *, struct job_state *);
 /* Checkpoint at a step and end (STOPPING); at once with no rank running. */
@@ -148,6 +158,8 @@ int	job_node_free(struct backend *, const struct job_state *, int n);
 struct job_state *backend_new_job(struct backend *, const char *name,
 	    enum job_phase);
 void	backend_schedule(struct backend *);
+/* The ranks of j become world: new ones pending, those past it gone. */
+void	backend_set_world(struct job_state *, int world);
 /* Journal, announce (with placement's note, place.h) and launch j. */
 void	backend_launch_job(struct backend *, struct job_state *,
 	    const char *note);
@@ -171,6 +183,15 @@ void	backend_store_scope(const struct job_state *, char *buf, size_t len);
 int	backend_command(struct backend *, const json_t *cmd);
 /* Send a sequenced command to every node that hosts one of j's ranks. */
 void	backend_send_cmd(struct backend *, struct job_state *, enum job_cmd);
+
+/* backend-sched.c: the scheduler.  Its policy and settings from the
+ * cluster file, else config.yaml, else goodput every 60 s; -1 with err on
+ * an unknown policy.  sched_observe takes rank 0's metrics into the job's
+ * goodput; sched_tick decides every interval and carries it out. */
+int	sched_open(struct backend *, const struct sched_config *cluster,
+	    const struct sched_config *user, char *err, size_t errlen);
+void	sched_observe(struct job_state *, const struct rank_state *);
+void	sched_tick(struct backend *, double now);
 
 /* backend-migrate.c: the operator's migrate command: {rank, node}.  0,
  * or -1 refused (with an event saying why). */

@@ -58,6 +58,7 @@ backend_new_job(struct backend *b, const char *name, enum job_phase phase)
 	j = &b->jobs[b->njobs++];
 	memset(j, 0, sizeof *j);
 	snprintf(j->name, sizeof j->name, "%s", name);
+	j->gp.noise_scale = -1;		/* unknown until a rank says */
 	job_restore_phase(j, phase);	/* where it starts: not a move */
 	return j;
 }
@@ -278,13 +279,51 @@ backend_launch_job(struct backend *b, struct job_state *j, const char *note)
 }
 
 void
+backend_set_world(struct job_state *j, int world)
+{
+	if (world == j->world)
+		return;
+	j->ranks = xreallocarray(j->ranks, (size_t)world, sizeof *j->ranks);
+	for (int r = j->world; r < world; r++)
+		memset(&j->ranks[r], 0, sizeof j->ranks[r]);
+	j->world = world;
+}
+
+/* The resized event: from, to, the global batch and learning rate the
+ * new size runs with, and why. */
+static void
+relaunch_resized(struct backend *b, struct job_state *j, int from)
+{
+	char	 why[768];
+	json_t	*ev;
+
+	snprintf(why, sizeof why, "%s; %d -> %d ranks, generation %d on %s, "
+	    "resuming from the newest checkpoint", j->restart.reason, from,
+	    j->world, j->generation, placement_text(b, j));
+	if ((ev = backend_event_new(b, j->name, EV_RESIZED, -1, NULL,
+	    why)) == NULL)
+		return;
+	json_object_set_new(ev, "from", json_integer(from));
+	json_object_set_new(ev, "to", json_integer(j->world));
+	json_object_set_new(ev, "global_batch", json_integer(
+	    j->spec.train.batch.global));
+	json_object_set_new(ev, "lr", json_real(j->spec.train.lr.base));
+	backend_event_raise(b, ev);
+	json_decref(ev);
+}
+
+void
 backend_relaunch(struct backend *b, struct job_state *j)
 {
 	char	 scope[64];
+	int	 from = j->world;
 
 	for (int r = 0; r < j->world; r++) {
 		if (b->used[j->ranks[r].node] > 0)
 			b->used[j->ranks[r].node]--;
+	}
+	backend_set_world(j, j->restart.world);
+	for (int r = 0; r < j->world; r++) {
 		j->ranks[r].node = j->restart.node_of[r];
 		b->used[j->ranks[r].node]++;
 	}
@@ -298,14 +337,18 @@ backend_relaunch(struct backend *b, struct job_state *j)
 	backend_journal_job(b, j);
 	job_set_phase(b, j, JOB_PLACING, "generation %d on %s", j->generation,
 	    placement_text(b, j));
-	backend_event(b, j->name, j->restart.kind, -1, NULL, "%s; generation "
-	    "%d on %s, %s", j->restart.reason, j->generation,
-	    placement_text(b, j), j->prog != NULL ?
-	    backend_program_resume_text(j) : "resuming from the newest "
-	    "checkpoint");
+	if (j->restart.kind == EV_RESIZED)
+		relaunch_resized(b, j, from);
+	else
+		backend_event(b, j->name, j->restart.kind, -1, NULL, "%s; "
+		    "generation %d on %s, %s", j->restart.reason, j->generation,
+		    placement_text(b, j), j->prog != NULL ?
+		    backend_program_resume_text(j) : "resuming from the newest "
+		    "checkpoint");
 	j->grace_until = clock_mono() + 3;
 	for (int r = 0; r < j->world; r++)
 		backend_launch_rank(b, j, r);
+	backend_schedule(b);	/* a shrink freed slots a queued job may take */
 }
 
 void

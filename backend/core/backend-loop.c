@@ -49,6 +49,7 @@ static void
 loop_on_detect(void *arg)
 {
 	detect_tick(arg, clock_mono());
+	sched_tick(arg, clock_mono());
 }
 
 static void

@@ -64,6 +64,8 @@ backend_rank_metrics(struct job_state *j, int r, const json_t *m)
 	series_push(&rs->h_loss, (float)rs->loss);
 	series_push(&rs->h_samples, (float)rs->samples_per_s);
 	series_push(&rs->h_step_ms, (float)rs->step_ms);
+	if (r == 0)			/* the scheduler's goodput */
+		sched_observe(j, rs);
 }
 
 /* A node's metrics frame into its view: the sample with its validity

@@ -222,6 +222,17 @@ backend_open(const struct backend_opts *o, char *err, size_t errlen)
 	}
 	if (backend_take_lock(b, o->takeover, err, errlen) != 0)
 		goto fail;
+	{
+		struct user_config	 uc;
+		struct spec_errors	 errs = { 0 };
+
+		/* config.yaml's problems are its front end's to print. */
+		spec_load_config(&uc, &errs);
+		spec_errors_free(&errs);
+		if (sched_open(b, &o->cluster->sched, &uc.sched, err,
+		    errlen) != 0)
+			goto fail;
+	}
 	snprintf(path, sizeof path, "%s/journal.jsonl", b->dir);
 	if ((b->journal = journal_open(path, err, errlen)) == NULL)
 		goto fail;

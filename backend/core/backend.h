@@ -20,6 +20,7 @@
 #include "backend/proto/event.h"
 #include "backend/proto/summary.h"
 #include "backend/fleet/fleet.h"
+#include "backend/sched/goodput.h"
 #include "backend/core/job.h"
 #include "backend/core/journal.h"
 #include "backend/core/store.h"
@@ -85,6 +86,21 @@ struct submit_opts {
 enum job_cmd { JOB_CMD_STOP, JOB_CMD_PAUSE, JOB_CMD_CHECKPOINT,
 	JOB_CMD_RESUME, JOB_CMD_COUNT };
 
+/* What the scheduler knows of a job's goodput (backend-sched.c): its
+ * steps' cost by configuration, averaged, the newest noise scale, the
+ * goodput now (samples/s at its batch's efficiency) and its attained
+ * service. */
+#define GOODPUT_CONFIGS_MAX	16
+struct job_goodput {
+	struct goodput_obs obs[GOODPUT_CONFIGS_MAX];
+	long		 n[GOODPUT_CONFIGS_MAX];	/* steps seen of each */
+	int		 nobs;
+	double		 noise_scale;	/* samples; < 0 unknown */
+	double		 goodput;	/* known once a rank reported speed */
+	bool		 known;
+	double		 attained;	/* slot-seconds */
+};
+
 struct job_state {
 	char		 name[SPEC_NAME_MAX];
 	char		 spec_file[SPEC_PATH_MAX];
@@ -111,6 +127,7 @@ struct job_state {
 	struct {			/* a re-formation under way (phase
 					 * REFORMING or RESIZING) */
 		int	*node_of;	/* the placement to relaunch with */
+		int	 world;		/* its ranks (a resize: not world) */
 		enum event_kind kind;	/* migrated | failover | restarted */
 		char	 reason[256];
 		double	 since;		/* CLOCK_MONOTONIC */
@@ -123,6 +140,7 @@ struct job_state {
 		bool	 bytes_known;	/* a rank has reported them */
 		long	 events[EV_COUNT];	/* by kind */
 	} total;
+	struct job_goodput gp;		/* the scheduler's (backend-sched.c) */
 	struct job_series *series;	/* its saved series (backend-series.c) */
 	struct program_state *prog;	/* a program job's (core's own) */
 };

@@ -527,32 +527,44 @@ job_rank_event(struct backend *b, struct job_state *j, int r,
 		job_set_phase(b, j, JOB_RUNNING, "rank %d goes on", r);
 }
 
-int
-job_reform(struct backend *b, struct job_state *j, const int *node_of,
-    enum event_kind kind, const char *fmt, ...)
+/*
+ * Stop every rank of j at one step and start the group again as the next
+ * generation: world ranks on node_of (the re-formation's placement; a
+ * new world is a resize), from the newest checkpoint.  The decision goes
+ * to the journal with the placement, so a backend that re-attaches
+ * mid-way carries it out.
+ */
+static int
+job_regroup(struct backend *b, struct job_state *j, const int *node_of,
+    int world, enum event_kind kind, const char *reason)
 {
-	va_list	 ap;
-	json_t	*rec;
-	char	 err[128];
+	enum job_phase	 to = world != j->world ? JOB_RESIZING : JOB_REFORMING;
+	json_t		*rec, *placement;
+	char		 err[128];
 
 	if (job_done(j) || job_reforming(j) || j->phase == JOB_QUEUED ||
-	    j->phase == JOB_STOPPING)
+	    j->phase == JOB_STOPPING || world < 1)
 		return -1;
-	va_start(ap, fmt);
-	vsnprintf(j->restart.reason, sizeof j->restart.reason, fmt, ap);
-	va_end(ap);
+	snprintf(j->restart.reason, sizeof j->restart.reason, "%s", reason);
 	utf8_fix(j->restart.reason, sizeof j->restart.reason);
-	if (job_set_phase(b, j, JOB_REFORMING, "%s: %s", event_kind_name(kind),
+	if (job_set_phase(b, j, to, "%s: %s", event_kind_name(kind),
 	    j->restart.reason) != 0)
 		return -1;
 	j->restart.since = clock_mono();
-	j->restart.node_of = xcalloc((size_t)j->world, sizeof(int));
-	memcpy(j->restart.node_of, node_of, sizeof(int) * (size_t)j->world);
+	j->restart.node_of = xcalloc((size_t)world, sizeof(int));
+	memcpy(j->restart.node_of, node_of, sizeof(int) * (size_t)world);
+	j->restart.world = world;
 	j->restart.kind = kind;
 	j->total.failovers += kind == EV_FAILOVER;
-	rec = proto_pack(err, sizeof err, "{s:s, s:s, s:s, s:s, s:i}", "t",
-	    MSG_DECISION, "job", j->name, "kind", event_kind_name(kind),
-	    "reason", j->restart.reason, "generation", j->generation);
+	placement = json_array();
+	for (int r = 0; r < world && b->cluster != NULL; r++)
+		json_array_append_new(placement, json_string(
+		    b->cluster->nodes[node_of[r]].name));
+	rec = proto_pack(err, sizeof err, "{s:s, s:s, s:s, s:s, s:i, s:I, s:i, "
+	    "s:o}", "t", MSG_DECISION, "job", j->name, "kind",
+	    event_kind_name(kind), "reason", j->restart.reason, "generation",
+	    j->generation, "run", (json_int_t)j->run, "world", world,
+	    "placement", placement);
 	if (b->journal != NULL && (rec == NULL ||
 	    journal_append(b->journal, rec) != 0))
 		backend_event(b, j->name, EV_REFUSED, -1, NULL, "the journal "
@@ -561,6 +573,34 @@ job_reform(struct backend *b, struct job_state *j, const int *node_of,
 	json_decref(rec);
 	backend_send_cmd(b, j, JOB_CMD_STOP);
 	return 0;
+}
+
+int
+job_reform(struct backend *b, struct job_state *j, const int *node_of,
+    enum event_kind kind, const char *fmt, ...)
+{
+	char	 why[256];
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof why, fmt, ap);
+	va_end(ap);
+	return job_regroup(b, j, node_of, j->world, kind, why);
+}
+
+int
+job_resize(struct backend *b, struct job_state *j, const int *node_of,
+    int world, const char *fmt, ...)
+{
+	char	 why[256];
+	va_list	 ap;
+
+	if (world == j->world)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof why, fmt, ap);
+	va_end(ap);
+	return job_regroup(b, j, node_of, world, EV_RESIZED, why);
 }
 
 /* Slots of node n a job may take: spares count, for migration and

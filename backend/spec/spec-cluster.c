@@ -56,6 +56,34 @@ static const struct spec_field cluster_ssh[] = {
 
 static void	cluster_nodes(struct spec_walk *, const struct ydoc_node *,
 		    const char *, void *);
+static void	cluster_sched(struct spec_walk *, const struct ydoc_node *,
+		    const char *, void *);
+
+#define SC(m)	offsetof(struct sched_config, m)
+const struct spec_field spec_sched_fields[] = {
+	{ .key = "policy", .type = SF_NAME, .off = SC(policy),
+	  .size = sizeof ((struct sched_config *)0)->policy,
+	  .what = "scheduling policy" },
+	{ .key = "interval", .type = SF_DURATION, .off = SC(interval_s),
+	  .range = SR_POS },
+	{ .key = "restart", .type = SF_DURATION, .off = SC(restart_s),
+	  .range = SR_NONNEG },
+	{ NULL }
+};
+#undef SC
+
+/* scheduler: {...}, walked into the cluster's struct sched_config. */
+static void
+cluster_sched(struct spec_walk *w, const struct ydoc_node *v,
+    const char *path, void *base)
+{
+	if (v->kind != YDOC_MAP)
+		spec_walk_expect(w, v, path, "a mapping, e.g. scheduler: "
+		    "{policy: goodput, interval: 60s}");
+	else
+		spec_walk_map(w, v, path, spec_sched_fields,
+		    &((struct cluster_spec *)base)->sched);
+}
 
 static const struct spec_field cluster_fields[] = {
 	{ .key = "cluster", .type = SF_NAME, .off = C(name), .size = CS(name),
@@ -66,6 +94,7 @@ static const struct spec_field cluster_fields[] = {
 	  .range = SR_POS },
 	{ .key = "racks", .type = SF_INT, .off = C(sim_racks),
 	  .range = SR_POS },
+	{ .key = "scheduler", .type = SF_CUSTOM, .custom = cluster_sched },
 	{ NULL }
 };
 
@@ -145,6 +174,7 @@ spec_parse_cluster(const char *name, const char *buf, size_t len,
 	size_t			 nlen = strlen(name);
 
 	memset(c, 0, sizeof *c);
+	c->sched = (struct sched_config){ .interval_s = -1, .restart_s = -1 };
 	memcpy(c->file, name, nlen < sizeof c->file ? nlen :
 	    sizeof c->file - 1);
 	if ((root = ydoc_parse(name, buf, len, errs, &ok)) == NULL)
@@ -187,6 +217,7 @@ spec_cluster_default(struct cluster_spec *c)
 	int			 i;
 
 	memset(c, 0, sizeof *c);
+	c->sched = (struct sched_config){ .interval_s = -1, .restart_s = -1 };
 	strcpy(c->name, "local");
 	c->n_nodes = 4;
 	c->nodes = spec_xcalloc(4, sizeof *c->nodes);

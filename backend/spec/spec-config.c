@@ -1,8 +1,10 @@
 /*
  * spec-config.c: the user's ~/.config/hunter/config.yaml
  * ($XDG_CONFIG_HOME/hunter/config.yaml when that is set), which the front
- * ends read: `theme: NAME` (the console's) and `metrics: {listen:
- * ADDR:PORT}` (the Prometheus endpoint of the console and hunter run).
+ * ends read: `theme: NAME` (the console's), `metrics: {listen:
+ * ADDR:PORT}` (the Prometheus endpoint of the console and hunter run) and
+ * `scheduler: {policy, interval, restart}` (for a cluster whose file
+ * does not say, the embedded one among them).
  * Problems are file:line:col, and leave their key unset.
  */
 #include <stdio.h>
@@ -11,9 +13,10 @@
 
 #include "lib/inet.h"
 #include "backend/spec/spec.h"
+#include "backend/spec/spec-internal.h"
 #include "backend/spec/yaml-doc.h"
 
-static const char *const config_keys = "theme, metrics";
+static const char *const config_keys = "theme, metrics, scheduler";
 
 /* metrics: {listen: ADDR:PORT} */
 static void
@@ -57,6 +60,7 @@ spec_load_config(struct user_config *uc, struct spec_errors *errs)
 	bool		 ok;
 
 	memset(uc, 0, sizeof *uc);
+	uc->sched = (struct sched_config){ .interval_s = -1, .restart_s = -1 };
 	if (xdg != NULL && *xdg != '\0')
 		snprintf(uc->path, sizeof uc->path, "%s/hunter/config.yaml", xdg);
 	else if (home != NULL)
@@ -73,7 +77,8 @@ spec_load_config(struct user_config *uc, struct spec_errors *errs)
 	for (size_t i = 0; i + 1 < top->n; i += 2) {
 		const char *k = top->kids[i]->str;
 
-		if (strcmp(k, "theme") != 0 && strcmp(k, "metrics") != 0)
+		if (strcmp(k, "theme") != 0 && strcmp(k, "metrics") != 0 &&
+		    strcmp(k, "scheduler") != 0)
 			spec_error_add(errs, uc->path, top->kids[i]->line,
 			    top->kids[i]->col, "unknown key '%.40s' (known: %s)",
 			    k, config_keys);
@@ -82,6 +87,15 @@ spec_load_config(struct user_config *uc, struct spec_errors *errs)
 		snprintf(uc->theme, sizeof uc->theme, "%s", v->str);
 	if ((v = ydoc_get(top, "metrics", NULL)) != NULL)
 		config_metrics(uc->path, v, uc, errs);
+	if ((v = ydoc_get(top, "scheduler", NULL)) != NULL) {
+		struct spec_walk w = { uc->path, errs, 0 };
+
+		if (v->kind != YDOC_MAP)
+			spec_walk_expect(&w, v, "scheduler", "a mapping");
+		else
+			spec_walk_map(&w, v, "scheduler", spec_sched_fields,
+			    &uc->sched);
+	}
 	ydoc_free(top);
 }
 

@@ -125,6 +125,10 @@ struct spec_walk {
 /* Longest dotted key path in a message, "policy.failover.low_util". */
 #define SPEC_KEYPATH_MAX	256
 
+/* spec-cluster.c: scheduler: {policy, interval, restart}, of a cluster
+ * file and of config.yaml (struct sched_config). */
+extern const struct spec_field spec_sched_fields[];
+
 /* spec-walk.c */
 void	spec_walk_map(struct spec_walk *, const struct ydoc_node *,
 	    const char *path, const struct spec_field *, void *base);

@@ -195,6 +195,15 @@ struct node_spec {
 	int	line;				/* where it was declared */
 };
 
+/* scheduler: {policy: NAME, interval: DURATION, restart: DURATION}: the
+ * policy that sizes elastic jobs (backend/sched/policy.h), how often it
+ * decides and what a resize costs a job.  A duration < 0 is unset. */
+struct sched_config {
+	char	policy[32];		/* "" unset; goodput */
+	double	interval_s;		/* 60 */
+	double	restart_s;		/* 30 */
+};
+
 struct cluster_spec {
 	char	file[SPEC_PATH_MAX];
 	char	name[SPEC_NAME_MAX];		/* key "cluster"; required unless simulate */
@@ -209,6 +218,7 @@ struct cluster_spec {
 	int	sim_racks;			/* racks for the simulator */
 	char	slurm_job[32];			/* "" unless it is a Slurm
 						 * allocation (spec-slurm.h) */
+	struct sched_config sched;		/* key "scheduler" */
 };
 
 struct spec_error {
@@ -279,6 +289,8 @@ struct user_config {
 	char	path[SPEC_PATH_MAX];		/* the file looked for */
 	char	theme[SPEC_PATH_MAX];		/* theme: NAME */
 	char	metrics_listen[128];		/* metrics: {listen: ADDR:PORT} */
+	struct sched_config sched;		/* scheduler: {...}, a cluster's
+						 * default */
 };
 /* Read it; a missing file is no error, problems go to errs. */
 void	spec_load_config(struct user_config *, struct spec_errors *);

@@ -258,3 +258,33 @@ compressor_state_load(struct compressor *c, const uint8_t *in, size_t len)
 		    c->n * sizeof(float));
 	return 0;
 }
+
+int
+compressor_state_fold(struct compressor *c, const uint8_t *in, size_t len)
+{
+	struct comp_state	st;
+	const float		*v;
+
+	if (len != compressor_state_bytes(c))
+		return -1;
+	memcpy(&st, in, sizeof st);
+	if (st.magic != COMP_MAGIC || st.n != c->n || st.flags != comp_flags(c))
+		return -1;
+	in += sizeof st + (comp_clocked(c) ? 8 : 0);
+	v = (const float *)(const void *)in;
+	/* The blob's floats may be unaligned: read them as bytes. */
+	for (size_t i = 0; c->ef && i < c->n; i++) {
+		float	 x;
+
+		memcpy(&x, (const uint8_t *)v + i * sizeof x, sizeof x);
+		c->v[i] += x;
+	}
+	in += c->ef ? c->n * sizeof(float) : 0;
+	for (size_t i = 0; c->mc && i < c->n; i++) {
+		float	 x;
+
+		memcpy(&x, in + i * sizeof x, sizeof x);
+		c->u[i] += x;
+	}
+	return 0;
+}

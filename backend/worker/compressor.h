@@ -78,5 +78,9 @@ size_t	compressor_state_bytes(const struct compressor *);
 void	compressor_state_save(const struct compressor *, uint8_t *out);
 int	compressor_state_load(struct compressor *, const uint8_t *in,
 	    size_t len);
+/* Add another rank's saved state (of the same settings) into c's: its
+ * residual and velocity, summed.  0, or -1 when it does not fit. */
+int	compressor_state_fold(struct compressor *, const uint8_t *in,
+	    size_t len);
 
 #endif

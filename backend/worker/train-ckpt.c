@@ -132,8 +132,16 @@ train_skipped(void *ctx, const char *path, const char *why)
 	(void)path;
 }
 
-/* Give every rank its own compressor state from the checkpoint rank 0
- * resumed from, when it was written by a group of the same size. */
+/*
+ * Give every rank its compressor state from the checkpoint rank 0
+ * resumed from.  Written by a group of the same size, each rank takes its
+ * own.  Written by another (a resize), the residuals are folded: rank r
+ * of the new group takes the sum of the old ranks r, r + world, r +
+ * 2 world ..., so what the old group had not yet sent is neither lost nor
+ * counted twice (the sum over ranks is what the exchange adds); a rank
+ * with no old rank of its own starts from zero (docs/scheduling.md,
+ * "A resize").
+ */
 static int
 train_share_compressor(struct trainer *t, char *err, size_t errlen)
 {
@@ -141,32 +149,37 @@ train_share_compressor(struct trainer *t, char *err, size_t errlen)
 	const struct ckpt_meta *cm = &t->resumed;
 	int		 world = t->cfg->world;
 	size_t		 sb = compressor_state_bytes(t->comp);
-	int64_t		 have = cm->nblobs == world;
+	int64_t		 have = cm->nblobs;
 	uint8_t		*all;
-	int		 rc = 0;
+	int		 rc = 0, rank = t->cfg->rank;
 
-	for (int r = 0; have && r < world; r++)
-		have = cm->blobs[r].len == sb;
-	if (h->broadcast(h->ctx, &have, sizeof have, err, errlen) != 0)
+	for (int r = 0; have > 0 && r < cm->nblobs; r++)
+		have = cm->blobs[r].len == sb ? have : 0;
+	/* One rank: nothing to hand out, its own blobs are all there is. */
+	if (h->broadcast != NULL && world > 1 &&
+	    h->broadcast(h->ctx, &have, sizeof have, err, errlen) != 0)
 		return -1;
-	if (!have) {
-		if (cm->nblobs > 0)
-			train_event(t, EV_RESTARTED, "compressor state saved for "
-			    "%d ranks, not %d: residuals start from zero",
-			    cm->nblobs, world);
+	if (have == 0)
 		return 0;
-	}
-	all = xmalloc(sb * (size_t)world);
-	for (int r = 0; r < world && t->cfg->rank == 0; r++)
+	if (have != world && rank == 0)
+		train_event(t, EV_RESTARTED, "compressor state saved for %lld "
+		    "ranks, now %d: the residuals are folded, rank r taking "
+		    "the old ranks r, r + %d, ...", (long long)have, world, world);
+	all = xmalloc(sb * (size_t)have);
+	for (int r = 0; r < have && rank == 0; r++)
 		memcpy(all + (size_t)r * sb, cm->blobs[r].data, sb);
-	if (h->broadcast(h->ctx, all, sb * (size_t)world, err, errlen) != 0)
-		rc = -1;
-	else if (compressor_state_load(t->comp, all + (size_t)t->cfg->rank * sb,
-	    sb) != 0) {
+	if (h->broadcast != NULL && world > 1 &&
+	    h->broadcast(h->ctx, all, sb * (size_t)have, err, errlen) != 0) {
+		free(all);
+		return -1;
+	}
+	if (rank < have)
+		rc = compressor_state_load(t->comp, all + (size_t)rank * sb, sb);
+	for (int64_t r = rank + world; rc == 0 && r < have; r += world)
+		rc = compressor_state_fold(t->comp, all + (size_t)r * sb, sb);
+	if (rc != 0)
 		snprintf(err, errlen, "the checkpoint's compressor state does not "
 		    "fit this job's compression settings");
-		rc = -1;
-	}
 	free(all);
 	return rc;
 }
@@ -183,7 +196,8 @@ train_share_state(struct trainer *t, char *err, size_t errlen)
 
 	if (h->broadcast == NULL || t->cfg->world == 1) {
 		t->tuned_micro = t->resumed.micro;
-		return 0;
+		return t->comp != NULL ? train_share_compressor(t, err, errlen) :
+		    0;
 	}
 	if (h->broadcast(h->ctx, pos, sizeof pos, err, errlen) != 0 ||
 	    h->broadcast(h->ctx, t->model->params, bytes, err, errlen) != 0)
