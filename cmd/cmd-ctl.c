@@ -27,10 +27,8 @@ cmd_ctl(const struct cmd_args *a)
 {
 	const char	*job = a->argv[0], *verb = a->argv[1];
 	static const char *simple[] = { "pause", "resume", "checkpoint", "stop" };
-	struct proto_reader rd;
-	char		 dir[PATH_MAX], path[PATH_MAX + 16], err[512];
 	json_t		*m = NULL, *ans = NULL;
-	int		 fd, rc = 1, ok = 0, known = 0;
+	int		 rc = 1, known = 0;
 	char		*end;
 	long		 rank;
 
@@ -56,51 +54,12 @@ cmd_ctl(const struct cmd_args *a)
 	}
 	if (m == NULL)
 		return cmd_usage(&cmd_ctl_entry);
-	if (statedir_path(dir, sizeof dir) != 0) {
-		fprintf(stderr, "hunter ctl: no state directory\n");
-		json_decref(m);
-		return 1;
-	}
-	snprintf(path, sizeof path, "%s/console.sock", dir);
-	if ((fd = net_connect_unix(path, err, sizeof err)) < 0) {
-		fprintf(stderr, "hunter ctl: no backend is running for %s (%s)\n",
-		    dir, err);
-		json_decref(m);
-		return 1;
-	}
-	if (proto_send_new(fd, m) != 0) {
-		fprintf(stderr, "hunter ctl: %s\n", strerror(errno));
-		close(fd);
-		return 1;
-	}
-	proto_reader_init(&rd);
-	errno = 0;
-	while ((ok = proto_reader_next(&rd, &ans)) == 0) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-
-		/* A backend that stopped (Ctrl-Z) answers nothing. */
-		if (poll(&pfd, 1, PROTO_SEND_TIMEOUT_MS) == 0) {
-			errno = ETIMEDOUT;
-			break;
-		}
-		if (proto_reader_fill(&rd, fd) <= 0)
-			break;
-	}
-	if (ok == 1 && proto_kind(ans, NULL, 0) == PK_OK) {
+	if (console_request("ctl", m, &ans) == 0) {
 		printf("%s: %s %s\n", job, verb,
 		    json_string_value(json_object_get(ans, "reason")) ?: "sent");
 		rc = 0;
-	} else if (ok == 1)
-		fprintf(stderr, "hunter ctl: %s\n",
-		    json_string_value(json_object_get(ans, "reason")) ?: "refused");
-	else if (errno == ETIMEDOUT)
-		fprintf(stderr, "hunter ctl: no answer from the backend in %d s "
-		    "(is it stopped?)\n", PROTO_SEND_TIMEOUT_MS / 1000);
-	else
-		fprintf(stderr, "hunter ctl: no answer from the backend\n");
+	}
 	json_decref(ans);
-	proto_reader_free(&rd);
-	close(fd);
 	return rc;
 }
 

@@ -332,6 +332,128 @@ static const struct cmd_option run_options[] = {
 	{ NULL }
 };
 
+/* The job files, each checked before anything starts. */
+static int
+run_check_files(const struct cmd_args *a)
+{
+	for (int i = 0; i < a->argc; i++) {
+		struct job_spec		 job;
+		struct spec_errors	 errs = { 0 };
+
+		if (spec_load_job(a->argv[i], &job, &errs) != 0) {
+			spec_errors_print(stderr, &errs);
+			spec_errors_free(&errs);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Whether a job hunter run follows is still live. */
+static bool
+run_live(struct backend *b)
+{
+	for (int i = 0; i < backend_njobs(b); i++) {
+		struct job_state *j = backend_job_at(b, i);
+
+		if (j->owned && !job_done(j))
+			return true;
+	}
+	return false;
+}
+
+/* Each followed job's summary once it ended (said[i]: printed), and the
+ * exit status their ends make: a failure 1, an unsaved end 4. */
+static int
+run_summaries(const struct run_ctx *ctx, struct backend *b, char **said,
+    int *nsaid, int rc)
+{
+	if (backend_njobs(b) > *nsaid) {
+		*said = xrealloc(*said, (size_t)backend_njobs(b));
+		memset(*said + *nsaid, 0, (size_t)(backend_njobs(b) - *nsaid));
+		*nsaid = backend_njobs(b);
+	}
+	for (int i = 0; i < backend_njobs(b); i++) {
+		struct job_state *j = backend_job_at(b, i);
+
+		if (!j->owned || !job_done(j) || (*said)[i])
+			continue;
+		(*said)[i] = 1;
+		run_summary(ctx, j);
+		if (j->phase == JOB_FAILED)
+			rc = 1;
+		else if (j->phase == JOB_FINISHED && rc == 0 &&
+		    SUMMARY_HAS(&j->sum, checkpoint_error))
+			rc = 4;
+	}
+	return rc;
+}
+
+/* Ctrl-C once: every followed job checkpoints at one step and stops. */
+static void
+run_stop_all(struct backend *b)
+{
+	for (int i = 0; i < backend_njobs(b); i++) {
+		struct job_state *j = backend_job_at(b, i);
+
+		if (!j->owned || job_done(j))
+			continue;
+		backend_stop_job(b, j->name);
+		if (!job_done(j))
+			fprintf(stderr, "hunter run: stopping %s at the next step "
+			    "(Ctrl-C again to detach and leave it running)\n",
+			    j->name);
+	}
+}
+
+/*
+ * Follow the jobs to their ends: those on the command line and those
+ * handed in since (hunter submit on console.sock).  The exit status is
+ * the worst of their ends, or 3 (another backend took over), 130
+ * (interrupted), 0 after a preemption every job checkpointed through.
+ */
+static int
+run_follow(const struct run_ctx *ctx, struct backend *b)
+{
+	char	*said = NULL;
+	int	 nsaid = 0, rc = 0, asked = 0, preempted = 0;
+
+	while (run_live(b)) {
+		if (backend_poll(b, 200) != 0) {
+			fprintf(stderr, "hunter run: detached (another console "
+			    "took over); its jobs keep running\n");
+			free(said);
+			return 3;
+		}
+		rc = run_summaries(ctx, b, &said, &nsaid, rc);
+		if (run_preempt != 0 && !preempted) {
+			preempted = 1;
+			run_preempted(b, run_preempt);
+		} else if (run_interrupts == 1 && !asked) {
+			run_stop_all(b);
+			asked = 1;
+		} else if (run_interrupts > 1) {
+			fprintf(stderr, "hunter run: detached; its jobs keep "
+			    "running (hunter run --attach follows one)\n");
+			free(said);
+			return 130;
+		}
+	}
+	rc = run_summaries(ctx, b, &said, &nsaid, rc);
+	free(said);
+	if (rc != 0)
+		return rc;
+	/* A preempted job checkpointed as asked: 0; one still queued never
+	 * ran (its stop says so): 130, as an interrupt's. */
+	for (int i = 0; preempted && i < backend_njobs(b); i++) {
+		struct job_state *j = backend_job_at(b, i);
+
+		if (j->owned && j->started == 0)
+			return 130;
+	}
+	return !preempted && run_interrupts ? 130 : 0;
+}
+
 static int
 cmd_run(const struct cmd_args *a)
 {
@@ -344,13 +466,11 @@ cmd_run(const struct cmd_args *a)
 	    .takeover = cmd_has(a, "takeover"),
 	    .obs = { .ctx = &ctx, .on_frame = run_on_frame } };
 	struct backend		*b;
-	struct job_state	*j;
 	struct sigaction	 sa = { .sa_handler = run_on_signal };
-	const char		*name = NULL, *inject;
+	const char		*inject;
 	struct user_config	 uc;
-	char			 err[2048], own[SPEC_NAME_MAX];
-	int			 attach = cmd_has(a, "attach"), asked = 0, rc;
-	int			 preempted = 0;
+	char			 err[2048];
+	int			 attach = cmd_has(a, "attach"), rc = 0;
 	long long		 epochs = 0, trace = 0;
 
 	if (cmd_get_long(a, "stop-after-epochs", 1, INT32_MAX, &epochs) != 0 ||
@@ -362,22 +482,12 @@ cmd_run(const struct cmd_args *a)
 		if (run_inject(inject, &so) != 0)
 			return 2;
 	}
-	if (attach ? a->argc > 1 : a->argc != 1)
+	if (attach ? a->argc > 1 : a->argc < 1)
 		return cmd_usage(&cmd_run_entry);
-	if (a->argc > 0)
-		name = a->argv[0];
-	if (!attach) {
-		struct job_spec		 job;
-		struct spec_errors	 errs = { 0 };
-
-		if (spec_load_job(name, &job, &errs) != 0) {
-			spec_errors_print(stderr, &errs);
-			spec_errors_free(&errs);
-			return 1;
-		}
-	}
+	if (!attach && run_check_files(a) != 0)
+		return 1;
 	/* Slurm's notice may come while the agents start: it is acted on
-	 * once the job runs. */
+	 * once the jobs run. */
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
 	if ((rc = spec_open_cluster_args(a, false, &cluster, stderr)) != 0)
@@ -388,55 +498,22 @@ cmd_run(const struct cmd_args *a)
 		spec_cluster_free(&cluster);
 		return 1;
 	}
-	rc = attach ? backend_attach(b, name, err, sizeof err) :
-	    backend_submit(b, name, &so, err, sizeof err);
+	if (attach)
+		rc = backend_attach(b, a->argc > 0 ? a->argv[0] : NULL, err,
+		    sizeof err);
+	for (int i = 0; !attach && i < a->argc && rc == 0; i++)
+		rc = backend_submit(b, a->argv[i], &so, err, sizeof err);
 	if (rc != 0) {
 		fprintf(stderr, "hunter run: %s\n", err);
-		backend_close(b);
-		spec_cluster_free(&cluster);
-		return 1;
+		if (!run_live(b)) {
+			backend_close(b);
+			spec_cluster_free(&cluster);
+			return 1;
+		}
 	}
-	j = backend_job(b, NULL);
-	/* Its own job, by name: jobs submitted on console.sock come later. */
-	snprintf(own, sizeof own, "%s", j->name);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	rc = 0;
-	while (!job_done(j)) {
-		if (backend_poll(b, 200) != 0) {
-			fprintf(stderr, "hunter run: detached (another console "
-			    "took over); job %s keeps running\n", j->name);
-			rc = 3;
-			break;
-		}
-		if (run_preempt != 0 && !preempted) {
-			/* A job still queued never ran: it ends as stopped
-			 * (130); one that ran has checkpointed (0). */
-			preempted = j->phase == JOB_QUEUED ? 2 : 1;
-			run_preempted(b, run_preempt);
-		} else if (run_interrupts == 1 && !asked) {
-			/* With no rank running it ends at once (the summary). */
-			backend_stop_job(b, j->name);
-			if (!job_done(j))
-				fprintf(stderr, "hunter run: stopping %s at the next "
-				    "step (Ctrl-C again to detach and leave it "
-				    "running)\n", j->name);
-			asked = 1;
-		} else if (run_interrupts > 1) {
-			fprintf(stderr, "hunter run: detached; job %s keeps "
-			    "running (hunter run --attach follows it)\n", j->name);
-			rc = 130;
-			break;
-		}
-		j = backend_job(b, own);
-	}
-	if (job_done(j)) {
-		run_summary(&ctx, j);
-		rc = j->phase == JOB_FAILED ? 1 : j->phase == JOB_FINISHED &&
-		    SUMMARY_HAS(&j->sum, checkpoint_error) ? 4 :
-		    preempted == 1 ? 0 :
-		    run_interrupts || preempted ? 130 : 0;
-	}
+	rc = run_follow(&ctx, b) ?: (rc != 0 ? 1 : 0);
 	backend_close(b);
 	spec_cluster_free(&cluster);
 	return rc;
@@ -444,11 +521,11 @@ cmd_run(const struct cmd_args *a)
 
 const struct cmd_entry cmd_run_entry = {
 	.name = "run",
-	.usage = "JOB.yaml\n--attach [JOB-NAME]",
+	.usage = "JOB.yaml...\n--attach [JOB-NAME]",
 	.summary = "run a job on the cluster without the console; progress "
 	    "lines or JSON lines on stdout",
 	.options = run_options,
 	.args_min = 0,
-	.args_max = 1,
+	.args_max = -1,
 	.exec = cmd_run,
 };

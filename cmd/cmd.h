@@ -22,5 +22,14 @@ extern const struct cmd_entry cmd_sample_entry;
 extern const struct cmd_entry cmd_agents_entry;
 extern const struct cmd_entry cmd_sched_entry;
 extern const struct cmd_entry cmd_sim_entry;
+extern const struct cmd_entry cmd_submit_entry;
+extern const struct cmd_entry cmd_jobs_entry;
+
+/* console-client.c: send cmd (taken) to the state directory's backend
+ * on console.sock and read its answer: 0 and *answer (an ok frame, the
+ * caller's to free), or -1 with what went wrong said on stderr as
+ * "hunter WHO: ..." (*answer the refusal, or NULL). */
+#include <jansson.h>
+int	console_request(const char *who, json_t *cmd, json_t **answer);
 
 #endif

@@ -39,6 +39,8 @@ static const struct cmd_entry *cmd_table[] = {
 	&cmd_sample_entry,
 	&cmd_sched_entry,
 	&cmd_sim_entry,
+	&cmd_submit_entry,
+	&cmd_jobs_entry,
 	&cmd_worker_entry,
 };
 #define N_CMDS (sizeof cmd_table / sizeof cmd_table[0])

@@ -211,6 +211,46 @@ page_loss(FILE *f, const struct report *rp, const struct chart_mark *marks,
 	free(y);
 }
 
+/* The job's allocation over time: its ranks at each launch record
+ * (every generation journals one, a resize's with its new world), as a
+ * step line over the seconds since the series began. */
+static void
+page_allocation(FILE *f, const struct report *rp)
+{
+	size_t		 n = json_array_size(rp->jobs), i;
+	double		*x = xcalloc(2 * n + 2, sizeof *x);
+	double		*y = xcalloc(2 * n + 2, sizeof *y);
+	const json_t	*o;
+	int		 k = 0;
+	bool		 moved = false;
+
+	json_array_foreach(rp->jobs, i, o) {
+		double	 t = num(o, "ts") - rp->t0;
+
+		if (k > 0) {		/* a step: the old count until now */
+			x[k] = t;
+			y[k] = y[k - 1];
+			k++;
+		}
+		x[k] = t;
+		y[k] = num(o, "world");
+		moved |= k > 0 && y[k] != y[k - 1];
+		k++;
+	}
+	if (k > 0) {
+		x[k] = (rp->ended ? rp->t1 : (double)time(NULL)) - rp->t0;
+		y[k] = y[k - 1];
+		k++;
+	}
+	if (k > 1)
+		svg_line_chart(f, &(struct chart){ moved ? "Allocation: ranks "
+		    "over time (the scheduler resized it)" : "Allocation: ranks "
+		    "over time", "seconds", "ranks", &(struct chart_line){
+		    "ranks", x, y, k, false, false }, 1, NULL, 0, false });
+	free(x);
+	free(y);
+}
+
 void
 report_page(FILE *f, const struct report *rp)
 {
@@ -254,6 +294,7 @@ report_page(FILE *f, const struct report *rp)
 	page_steps(f, rp, "Step time, each rank", "ms", C_STEP_MS, 1, true,
 	    marks, (int)k);
 	page_split(f, rp);
+	page_allocation(f, rp);
 	page_bytes(f, rp);
 	report_autotune(f, rp);
 	report_epochs(f, rp);

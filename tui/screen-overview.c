@@ -56,9 +56,9 @@ ov_cell(void *ctx, int i, struct heat_cell *hc)
 }
 
 static const struct table_col ov_cols[] = {
-	{ "job", 0, false }, { "state", 9, false }, { "ranks", 5, true },
+	{ "job", 0, false }, { "state", 9, false }, { "ranks", 7, true },
 	{ "epoch", 7, true }, { "step", 8, true }, { "loss", 8, true },
-	{ "samples/s", 10, true }, { "acc", 7, true },
+	{ "samples/s", 10, true }, { "acc", 7, true }, { "goodput", 8, true },
 };
 #define OV_NCOLS ((int)(sizeof ov_cols / sizeof ov_cols[0]))
 
@@ -73,7 +73,13 @@ ov_job_cell(void *ctx, int row, int col, char *buf, size_t len, enum elem *e)
 	switch (col) {
 	case 0: snprintf(buf, len, "%s", j->name); break;
 	case 1: snprintf(buf, len, "%s", ji.state); *e = ji.state_e; break;
-	case 2: snprintf(buf, len, "%d", j->world); break;
+	case 2:		/* an elastic job's range after its count */
+		if (j->spec.resources.elastic)
+			snprintf(buf, len, "%d/%d-%d", j->world,
+			    j->spec.resources.min_ranks, j->spec.resources.max_ranks);
+		else
+			snprintf(buf, len, "%d", j->world);
+		break;
 	case 3:
 		if (ji.has_acc || ji.has_step)
 			snprintf(buf, len, "%d/%d", ji.epoch, ji.epochs);
@@ -84,6 +90,8 @@ ov_job_cell(void *ctx, int row, int col, char *buf, size_t len, enum elem *e)
 	case 5: fmt_num(buf, len, ji.has_loss, "%.4f", ji.loss); break;
 	case 6: fmt_si(buf, len, ji.has_samples, ji.samples_per_s); break;
 	case 7: fmt_num(buf, len, ji.has_acc, "%.4f", ji.acc); break;
+	case 8: fmt_si(buf, len, j->gp.known && !job_done(j), j->gp.goodput);
+		break;
 	}
 }
 
@@ -101,6 +109,8 @@ ov_job_key(void *ctx, int row, int col)
 	case 5: return ji.has_loss ? ji.loss : INFINITY;
 	case 6: return ji.has_samples ? ji.samples_per_s : -1;
 	case 7: return ji.has_acc ? ji.acc : -1;
+	case 8: return backend_job_at(c->b, row)->gp.known ?
+	    backend_job_at(c->b, row)->gp.goodput : -1;
 	}
 	return 0;
 }

@@ -224,6 +224,7 @@ backend_attach(struct backend *b, const char *name, char *err, size_t errlen)
 		    " named " : "", name ? name : "", b->dir);
 		return -1;
 	}
+	j->owned = true;
 	if (job_done(j)) {
 		/* It ended before this attach: its end, as the journal and its
 		 * saved series have it. */

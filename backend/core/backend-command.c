@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "lib/clock.h"
 #include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
 #include "backend/core/backend-internal.h"
@@ -63,6 +64,45 @@ backend_stop_job(struct backend *b, const char *name)
 		    "requested: every rank checkpoints at the same step and "
 		    "ends");
 	job_stop(b, j, "the operator's stop");
+}
+
+json_t *
+backend_jobs_json(struct backend *b)
+{
+	json_t	*arr = json_array();
+	double	 now = clock_mono();
+
+	for (int i = 0; i < b->njobs; i++) {
+		const struct job_state *j = &b->jobs[i];
+		const struct rank_state *r0 = j->world > 0 ? &j->ranks[0] : NULL;
+		json_t	*o, *nodes = json_array();
+
+		/* History the journal replayed is not a job of this backend. */
+		if (!j->owned && job_done(j))
+			continue;
+		for (int r = 0; j->phase != JOB_QUEUED && r < j->world; r++)
+			json_array_append_new(nodes, json_string(
+			    b->cluster->nodes[j->ranks[r].node].name));
+		o = json_pack("{s:s, s:s, s:i, s:i, s:i, s:o, s:i, s:f}", "job",
+		    j->name, "phase", job_phase_name(j->phase), "ranks",
+		    j->world, "min_ranks", j->spec.resources.min_ranks,
+		    "max_ranks", j->spec.resources.max_ranks, "nodes", nodes,
+		    "global_batch", j->spec.train.batch.global, "age_s",
+		    j->submitted > 0 ? now - j->submitted : 0.0);
+		if (r0 != NULL && (r0->known & RM_BIT(MICRO_BATCH)) &&
+		    (r0->known & RM_BIT(ACCUM))) {
+			json_object_set_new(o, "micro_batch",
+			    json_integer(r0->micro_batch));
+			json_object_set_new(o, "accum", json_integer(r0->accum));
+		}
+		if (j->gp.known)
+			json_object_set_new(o, "goodput", json_real(j->gp.goodput));
+		json_object_set_new(o, "attained_s", json_real(j->gp.attained));
+		if (j->reason[0] != '\0')
+			json_object_set_new(o, "reason", json_string(j->reason));
+		json_array_append_new(arr, o);
+	}
+	return arr;
 }
 
 /* A command from a front end (posted, or from console.sock).  Returns

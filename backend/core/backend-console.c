@@ -18,6 +18,31 @@
 #include "backend/proto/proto.h"
 #include "backend/core/backend-internal.h"
 
+/* What an accepted command did: for a submit, where its job is now (its
+ * queue position and why it waits, or its placement). */
+static const char *
+console_accepted(struct backend *b, const json_t *cmd, char *buf,
+    size_t len)
+{
+	const struct job_state *j = backend_job(b, NULL);
+	int	 ahead = 0;
+
+	if (strcmp(json_string_value(json_object_get(cmd, "cmd")), "submit") != 0 ||
+	    j == NULL)
+		return "accepted";
+	if (j->phase != JOB_QUEUED) {
+		snprintf(buf, len, "%s: %s, %d rank%s", j->name,
+		    job_phase_name(j->phase), j->world, j->world == 1 ? "" : "s");
+		return buf;
+	}
+	for (int i = 0; i < b->njobs; i++)
+		ahead += &b->jobs[i] != j && b->jobs[i].phase == JOB_QUEUED &&
+		    b->jobs[i].submitted <= j->submitted;
+	snprintf(buf, len, "%s: queued, position %d (%s)", j->name, ahead + 1,
+	    j->reason);
+	return buf;
+}
+
 /* A command on console.sock: answered ok, or with the reason it was
  * refused (the event the command just raised). */
 static void
@@ -36,9 +61,17 @@ backend_console_frame(struct backend *b, struct console_peer *p,
 			b->detach = true;
 			return;
 		}
+		if (strcmp(json_string_value(json_object_get(msg, "cmd")),
+		    "jobs") == 0) {
+			m = json_pack("{s:s, s:s, s:o}", "t", MSG_OK, "reason",
+			    "the jobs", "jobs", backend_jobs_json(b));
+			proto_queue_send_new(&p->q, m);
+			return;
+		}
 		if (backend_command(b, msg) == 0) {
 			if ((m = proto_pack(err, sizeof err, "{s:s, s:s}", "t",
-			    MSG_OK, "reason", "accepted")) != NULL)
+			    MSG_OK, "reason", console_accepted(b, msg, text,
+			    sizeof text))) != NULL)
 				proto_queue_send_new(&p->q, m);
 			return;
 		}

@@ -181,6 +181,10 @@ void	backend_store_scope(const struct job_state *, char *buf, size_t len);
 
 /* backend-command.c */
 int	backend_command(struct backend *, const json_t *cmd);
+/* Every job of this backend (not the history it replayed): name, phase,
+ * ranks and their range, nodes, batch, micro-batch and accumulation,
+ * goodput, age and attained service (hunter jobs). */
+json_t	*backend_jobs_json(struct backend *);
 /* Send a sequenced command to every node that hosts one of j's ranks. */
 void	backend_send_cmd(struct backend *, struct job_state *, enum job_cmd);
 

@@ -130,7 +130,8 @@ prom_nodes(FILE *f, struct backend *b, double now)
  * job's last evaluation, read from its frames (eval_value). */
 enum job_row { JR_PAUSED, JR_GENERATION, JR_RANKS, JR_FAILOVERS,
 	JR_CHECKPOINTS, JR_REFORMATIONS, JR_SENT, JR_DENSE, JR_VAL_LOSS,
-	JR_PERPLEXITY, JR_TEST_LOSS, JR_TEST_ACC, JR_COUNT };
+	JR_PERPLEXITY, JR_TEST_LOSS, JR_TEST_ACC, JR_GOODPUT, JR_ATTAINED,
+	JR_COUNT };
 
 static const struct {
 	const char	*name, *help;
@@ -159,6 +160,11 @@ static const struct {
 	    "test set", METRIC_GAUGE, "test_loss" },
 	[JR_TEST_ACC] = { "test_accuracy_ratio", "its last accuracy on the "
 	    "test set", METRIC_GAUGE, "test_acc" },
+	[JR_GOODPUT] = { "goodput_samples_per_second", "samples a second at "
+	    "its batch's statistical efficiency, as the scheduler measures it",
+	    METRIC_GAUGE },
+	[JR_ATTAINED] = { "attained_slot_seconds_total", "slot-seconds of service "
+	    "it has had (the scheduler's)", METRIC_COUNTER },
 };
 
 /* The step of an eval or epoch frame. */
@@ -208,6 +214,8 @@ job_value(const struct job_state *j, enum job_row r, double *v)
 		return j->total.bytes_known;
 	case JR_DENSE: *v = (double)j->total.bytes_dense;
 		return j->total.bytes_known;
+	case JR_GOODPUT: *v = j->gp.goodput; return j->gp.known && !job_done(j);
+	case JR_ATTAINED: *v = j->gp.attained; break;
 	default: return false;
 	}
 	return true;

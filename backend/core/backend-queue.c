@@ -326,6 +326,7 @@ backend_submit(struct backend *b, const char *spec_file,
 		return -1;
 	}
 	j = backend_new_job(b, spec.name, JOB_QUEUED);
+	j->owned = true;
 	j->opts = *so;
 	backend_requeued(b, j);
 	j->spec = spec;

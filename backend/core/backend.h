@@ -141,6 +141,8 @@ struct job_state {
 		long	 events[EV_COUNT];	/* by kind */
 	} total;
 	struct job_goodput gp;		/* the scheduler's (backend-sched.c) */
+	bool		 owned;		/* submitted to or attached by this
+					 * backend, not history it replayed */
 	struct job_series *series;	/* its saved series (backend-series.c) */
 	struct program_state *prog;	/* a program job's (core's own) */
 };

@@ -545,11 +545,10 @@ job_regroup(struct backend *b, struct job_state *j, const int *node_of,
 	if (job_done(j) || job_reforming(j) || j->phase == JOB_QUEUED ||
 	    j->phase == JOB_STOPPING || world < 1)
 		return -1;
+	if (!job_phase_legal(j->phase, to))
+		return -1;
 	snprintf(j->restart.reason, sizeof j->restart.reason, "%s", reason);
 	utf8_fix(j->restart.reason, sizeof j->restart.reason);
-	if (job_set_phase(b, j, to, "%s: %s", event_kind_name(kind),
-	    j->restart.reason) != 0)
-		return -1;
 	j->restart.since = clock_mono();
 	j->restart.node_of = xcalloc((size_t)world, sizeof(int));
 	memcpy(j->restart.node_of, node_of, sizeof(int) * (size_t)world);
@@ -571,6 +570,10 @@ job_regroup(struct backend *b, struct job_state *j, const int *node_of,
 		    "did not take the decision (%s): %s", event_kind_name(kind),
 		    rec == NULL ? err : strerror(errno));
 	json_decref(rec);
+	/* After the decision: a backend that replays the journal finds the
+	 * placement before the move that needs it. */
+	job_set_phase(b, j, to, "%s: %s", event_kind_name(kind),
+	    j->restart.reason);
 	backend_send_cmd(b, j, JOB_CMD_STOP);
 	return 0;
 }

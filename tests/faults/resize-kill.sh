@@ -1,0 +1,50 @@
+#!/bin/sh
+# A resize interrupted (issue 25, check 5).  An elastic job alone is grown
+# by the scheduler; (1) as it resizes, kill -9 of one of its old ranks:
+# the group it was leaving is gone anyway, the resize goes on, the job
+# finishes; (2) as it resizes, kill -9 of the backend (hunter run), then
+# hunter run --attach: the journal has the resize's decision with its
+# placement, the attached backend carries it out, and the job finishes.
+. "$SRCDIR/tests/integration/lib.sh"
+. "$SRCDIR/tests/faults/faults-lib.sh"
+. "$SRCDIR/tests/integration/sched-lib.sh"
+sched_config 2s 0.5s
+mkdata "$T/data" 4800 200
+small_job "$T/j.yaml" rkill "$T/data"
+sed -i "s/ranks: 1/ranks: {min: 2, max: 6}/; s/epochs: 2/epochs: 12/; s/global: 32, micro: 32/global: 96, micro: auto/; s/every_steps: 0/every_steps: 10/" "$T/j.yaml"
+_resizing() { grep -q '"kind":"phase".*"from":"running","to":"resizing"' "$1"; }
+
+# (1) a rank of the old generation killed in the resize
+"$HUNTER" run --json --inject slow-data=20 "$T/j.yaml" > "$T/out1" 2>&1 &
+run=$!
+cleanup_hooks="kill -9 $run 2>/dev/null || true"
+wait_until 60 "the resize" _resizing "$T/out1"
+pid=$(rank_pid "$T/out1" 1 0 0 | cut -d' ' -f1)
+[ -n "$pid" ] || fail "no pid of rank 1"
+kill -9 "$pid" 2>/dev/null && echo "killed rank 1 (pid $pid) in the resize" ||
+	echo "rank 1 (pid $pid) had exited already"
+wait $run || { grep -v '"metrics"' "$T/out1" | tail -n 8 | cut -c1-300; fail "(1) the run exited $?"; }
+[ "$(jget "$T/out1" summary state)" = finished ] || fail "(1) not finished"
+resizes "$T/out1" rkill | head -n 1 | grep -q '^2->[3-6]$' || fail "(1) no resize up"
+echo "(1) resizes: $(resizes "$T/out1" rkill | tr '\n' ' ')"
+stop_agents
+rm -rf "$HUNTER_STATE_DIR"
+
+# (2) the backend killed in the resize, then --attach
+"$HUNTER" run --json --inject slow-data=20 "$T/j.yaml" > "$T/out2" 2>&1 &
+run=$!
+cleanup_hooks="kill -9 $run 2>/dev/null || true"
+wait_until 60 "the resize" _resizing "$T/out2"
+kill -9 $run
+wait $run 2>/dev/null || true
+echo "killed the backend in the resize"
+set +e
+timeout 120 "$HUNTER" run --json --attach rkill > "$T/out3" 2>&1
+rc=$?
+set -e
+[ "$rc" = 0 ] || { grep -v '"metrics"' "$T/out3" | tail -n 8 | cut -c1-300; fail "(2) the attached run exited $rc"; }
+[ "$(jget "$T/out3" summary state)" = finished ] || { grep -v "\"metrics\"" "$T/out3" | cut -c1-250; fail "(2) not finished"; }
+grep -q '"kind":"resized"' "$T/out3" ||
+	{ grep -v '"metrics"' "$T/out3" | head -n 12 | cut -c1-300; fail "(2) the attached backend did not carry out the resize"; }
+crc=$(final_crc "$T/out3" "$(jget "$T/out3" summary world)") || fail "(2) final weights: $crc"
+pass "a resize survived the kill of a rank and of the backend (weights $crc)"
