@@ -20,6 +20,7 @@
 
 #include <jansson.h>
 
+#include "lib/files.h"
 #include "lib/statedir.h"
 #include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
@@ -178,6 +179,23 @@ report_free(struct report *rp)
 	json_decref(rp->jobs);
 }
 
+/* A fresh temporary file beside out (lib/files.h), with the mode a
+ * plain fopen would give the page.  The fd, or -1 with errno. */
+static int
+report_tmp(const char *out, char *tmp, size_t len)
+{
+	char		 dir[PATH_MAX], stem[PATH_MAX + 2];
+	const char	*slash = strrchr(out, '/');
+
+	if (slash == NULL)
+		snprintf(dir, sizeof dir, ".");
+	else
+		snprintf(dir, sizeof dir, "%.*s", slash == out ? 1 :
+		    (int)(slash - out), out);
+	snprintf(stem, sizeof stem, ".%s", slash != NULL ? slash + 1 : out);
+	return file_tmp_open(dir, stem, 0666, tmp, len);
+}
+
 static int
 cmd_report(int argc, char **argv)
 {
@@ -188,11 +206,11 @@ cmd_report(int argc, char **argv)
 	};
 	struct report	 rp = { 0 };
 	char		 dir[PATH_MAX], series[PATH_MAX + 80], out[PATH_MAX];
-	char		 tmp[PATH_MAX + 16], err[512];
+	char		 tmp[PATH_MAX + 64], err[512];
 	const char	*output = NULL;
 	struct stat	 st;
 	FILE		*f;
-	int		 c, bad, rc;
+	int		 c, bad, rc, fd;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -252,10 +270,17 @@ cmd_report(int argc, char **argv)
 		snprintf(out, sizeof out, "%s-report.html", rp.job);
 	else
 		snprintf(out, sizeof out, "%s", output);
-	/* Written aside and renamed: a reader never sees half a page. */
-	snprintf(tmp, sizeof tmp, "%s.tmp", out);
-	if ((f = fopen(tmp, "w")) == NULL) {
-		fprintf(stderr, "hunter report: %s: %s\n", tmp, strerror(errno));
+	/* Written aside and renamed: a reader never sees half a page.  The
+	 * directory may be shared (the current one, by default): the
+	 * temporary file's name is one nobody can plant a link under. */
+	if ((fd = report_tmp(out, tmp, sizeof tmp)) < 0 ||
+	    (f = fdopen(fd, "w")) == NULL) {
+		fprintf(stderr, "hunter report: a temporary file beside %s: "
+		    "%s\n", out, strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(tmp);
+		}
 		report_free(&rp);
 		return 1;
 	}

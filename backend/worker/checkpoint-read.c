@@ -20,6 +20,7 @@
 
 #include <jansson.h>
 
+#include "lib/files.h"
 #include "lib/xmalloc.h"
 #include "backend/worker/checkpoint-internal.h"
 
@@ -128,6 +129,10 @@ ckpt_meta_read(json_t *meta, struct ckpt_meta *cm, long *adam_t, char *why,
 	if (meta_num(meta, "adam_t", LONG_MAX, &v, why, whylen) != 0)
 		return -1;
 	*adam_t = (long)v;
+	/* The run that wrote it: for the record, absent in older files. */
+	if (json_object_get(meta, "run") != NULL &&
+	    meta_num(meta, "run", LLONG_MAX, &v, why, whylen) == 0)
+		cm->run = (long long)v;
 	return 0;
 }
 
@@ -261,27 +266,96 @@ ckpt_find_blobs(json_t *root, size_t start, struct ckpt_blob **out, int *n,
 	return 0;
 }
 
+/* The length bytes, the header text (*header, hlen bytes, NUL added)
+ * and the header as JSON (*root) of the file fd, size bytes.  0, or -1
+ * with why. */
+static int
+ckpt_read_header(int fd, size_t size, uint8_t lenbuf[8], char **header,
+    size_t *hlen, json_t **root, char *why, size_t whylen)
+{
+	json_error_t	 jerr;
+	size_t		 n = 0;
+
+	*header = NULL;
+	*root = NULL;
+	if (size < 8 || read_at(fd, lenbuf, 8, 0) != 0)
+		n = SIZE_MAX;
+	for (int i = 7; i >= 0 && n != SIZE_MAX; i--)
+		n = n << 8 | lenbuf[i];
+	if (n > CKPT_MAX_HEADER || 8 + n > size) {
+		snprintf(why, whylen, "truncated or bad header length");
+		return -1;
+	}
+	*hlen = n;
+	*header = xmalloc(n + 1);
+	(*header)[n] = '\0';
+	if (read_at(fd, *header, n, 8) != 0) {
+		snprintf(why, whylen, "short read");
+		return -1;
+	}
+	if ((*root = json_loadb(*header, n, JSON_REJECT_DUPLICATES,
+	    &jerr)) == NULL) {
+		snprintf(why, whylen, "header is not JSON: %s", jerr.text);
+		return -1;
+	}
+	return 0;
+}
+
+int
+ckpt_read_job(int fd, char *job, size_t joblen, char *why, size_t whylen)
+{
+	struct stat	 st;
+	uint8_t		 lenbuf[8];
+	char		*header = NULL;
+	size_t		 hlen;
+	json_t		*root = NULL;
+	int		 rc = -1;
+
+	if (fstat(fd, &st) != 0)
+		snprintf(why, whylen, "%s", strerror(errno));
+	else if (ckpt_read_header(fd, (size_t)st.st_size, lenbuf, &header,
+	    &hlen, &root, why, whylen) == 0) {
+		snprintf(job, joblen, "%s", meta_get(json_object_get(root,
+		    "__metadata__"), "job"));
+		rc = 0;
+	}
+	json_decref(root);
+	free(header);
+	return rc;
+}
+
 int
 checkpoint_load(const char *path, struct model *m, struct optimizer *o,
     struct ckpt_meta *cm, char *err, size_t errlen)
 {
+	int	 fd, rc;
+
+	/* Not blocking on a FIFO planted under a checkpoint's name. */
+	if ((fd = file_open_regular(path, 0, err, errlen)) < 0)
+		return -1;
+	rc = ckpt_load_fd(fd, path, m, o, cm, err, errlen);
+	close(fd);
+	return rc;
+}
+
+int
+ckpt_load_fd(int fd, const char *path, struct model *m, struct optimizer *o,
+    struct ckpt_meta *cm, char *err, size_t errlen)
+{
 	struct ckpt_part parts[3], file_parts[3];
-	int		 nparts = ckpt_parts(m, o, parts), nblobs = 0, fd;
+	int		 nparts = ckpt_parts(m, o, parts), nblobs = 0;
 	size_t		 hlen = 0, dlen = (size_t)nparts * m->n_params * 4;
 	size_t		 off = 0, blen = 0, size;
 	uint8_t		 lenbuf[8], *data = NULL;
 	char		*header = NULL, why[256], crc[16];
 	json_t		*root = NULL, *meta;
-	json_error_t	 jerr;
 	struct stat	 st;
 	struct ckpt_blob *blobs = NULL;
 	struct ckpt_meta got;
 	long		 at, adam_t;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || fstat(fd, &st) != 0) {
+	if (fstat(fd, &st) != 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
 		return -1;
 	}
 	size = (size_t)st.st_size;
@@ -289,24 +363,9 @@ checkpoint_load(const char *path, struct model *m, struct optimizer *o,
 		snprintf(why, sizeof why, "not a regular file");
 		goto bad;
 	}
-	if (size < 8 || read_at(fd, lenbuf, 8, 0) != 0)
-		hlen = SIZE_MAX;
-	for (int i = 7; i >= 0 && hlen != SIZE_MAX; i--)
-		hlen = hlen << 8 | lenbuf[i];
-	if (hlen > CKPT_MAX_HEADER || 8 + hlen > size) {
-		snprintf(why, sizeof why, "truncated or bad header length");
+	if (ckpt_read_header(fd, size, lenbuf, &header, &hlen, &root, why,
+	    sizeof why) != 0)
 		goto bad;
-	}
-	header = xmalloc(hlen + 1);
-	if (read_at(fd, header, hlen, 8) != 0) {
-		snprintf(why, sizeof why, "short read");
-		goto bad;
-	}
-	if ((root = json_loadb(header, hlen, JSON_REJECT_DUPLICATES,
-	    &jerr)) == NULL) {
-		snprintf(why, sizeof why, "header is not JSON: %s", jerr.text);
-		goto bad;
-	}
 	meta = json_object_get(root, "__metadata__");
 	if (strcmp(meta_get(meta, "format"), CKPT_FORMAT_OLD) == 0) {
 		snprintf(why, sizeof why, "format %s, an older hunter's, whose "
@@ -390,7 +449,6 @@ checkpoint_load(const char *path, struct model *m, struct optimizer *o,
 bad:
 	if (why[0] != '\0')
 		snprintf(err, errlen, "%s: %s", path, why);
-	close(fd);
 	free(blobs);
 	json_decref(root);
 	free(header);

@@ -117,6 +117,7 @@ struct train_config {
 	const struct job_spec *job;
 	int		 rank, world;
 	const char	*checkpoint_dir;	/* "" = no checkpoints */
+	long long	 run;			/* the backend's id of the run */
 	bool		 resume;
 	int		 stop_after_epochs;	/* 0 = run to the end */
 	int		 slow_data_ms;		/* --inject slow-data=MS */

@@ -386,6 +386,7 @@ worker_main(int argc, char **argv)
 	cfg.rank = w.rank;
 	cfg.world = w.world;
 	cfg.checkpoint_dir = ckdir;
+	cfg.run = json_integer_value(json_object_get(launch, "run"));
 	cfg.resume = json_is_true(json_object_get(launch, "resume"));
 	cfg.stop_after_epochs = worker_int(launch, "stop_after_epochs", 0);
 	cfg.slow_data_ms = worker_int(launch, "slow_data_ms", 0);
