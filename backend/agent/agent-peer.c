@@ -16,6 +16,7 @@
 
 #include "lib/nvml.h"
 #include "lib/utf8.h"
+#include "lib/net.h"
 #include "lib/xmalloc.h"
 #include "backend/agent/agent.h"
 
@@ -212,13 +213,19 @@ agent_peer_input(struct agent *a, int i)
 		agent_close_peer(a, i, strerror(errno));
 }
 
+/* A peer on agent.sock; one of another user (whatever made the socket
+ * reachable to them) is refused and logged. */
 void
 agent_accept(struct agent *a)
 {
-	int	 fd = accept4(a->lfd, NULL, NULL, SOCK_CLOEXEC);
+	char	 err[300];
+	int	 fd = net_accept_unix(a->lfd, "agent.sock", err, sizeof err);
 
-	if (fd < 0)
+	if (fd < 0) {
+		if (errno == EPERM)
+			agent_log(a, "%s", err);
 		return;
+	}
 	a->peers = xreallocarray(a->peers, (size_t)a->npeers + 1,
 	    sizeof *a->peers);
 	a->peers[a->npeers].fd = fd;

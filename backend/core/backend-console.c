@@ -95,12 +95,16 @@ void
 backend_console_accept(struct backend *b)
 {
 	struct proto_queue q;
-	char	 err[128], why[160];
+	char	 err[300], why[160];
 	json_t	*m;
-	int	 fd = accept4(b->console_fd, NULL, NULL, SOCK_CLOEXEC);
+	int	 fd = net_accept_unix(b->console_fd, "console.sock", err,
+	    sizeof err);
 
-	if (fd < 0)
+	if (fd < 0) {
+		if (errno == EPERM)	/* another user's */
+			backend_event(b, NULL, "refused", -1, NULL, "%s", err);
 		return;
+	}
 	if (b->npeers < MAX_CONSOLE_PEERS) {
 		b->peers[b->npeers].fd = fd;
 		b->peers[b->npeers].last_seen = clock_mono();
