@@ -42,8 +42,10 @@ cmd_ctl(int argc, char **argv)
 	}
 	if (strcmp(argv[2], "migrate") == 0 && argc == 5) {
 		known = 1;
+		errno = 0;
 		rank = strtol(argv[3], &end, 10);
-		if (*end != '\0' || rank < 0) {
+		if (*end != '\0' || end == argv[3] || errno != 0 || rank < 0 ||
+		    rank > INT_MAX) {
 			fprintf(stderr, "hunter ctl: bad rank '%s'\n", argv[3]);
 			return 2;
 		}
@@ -64,8 +66,11 @@ cmd_ctl(int argc, char **argv)
 	}
 	snprintf(path, sizeof path, "%s/console.sock", dir);
 	if ((fd = net_connect_unix(path, err, sizeof err)) < 0) {
-		fprintf(stderr, "hunter ctl: no backend is running for %s (%s)\n",
-		    dir, err);
+		if (errno == EPERM)	/* someone else's listener */
+			fprintf(stderr, "hunter ctl: %s\n", err);
+		else
+			fprintf(stderr, "hunter ctl: no backend is running for "
+			    "%s (%s)\n", dir, err);
 		json_decref(m);
 		return 1;
 	}

@@ -12,8 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
+#include "lib/files.h"
 #include "lib/rng.h"
 #include "lib/xmalloc.h"
 #include "backend/worker/data.h"
@@ -134,12 +136,16 @@ idx_read(const char *path, int ndim, size_t esize, struct idx *idx,
 	gzFile	 f;
 	uint8_t	*buf;
 	size_t	 got = 0, cap = 0, want;
-	int	 n, zerr;
+	int	 n, zerr, fd;
 	char	 extra;
 
 	memset(idx, 0, sizeof *idx);
-	if ((f = gzopen(path, "rb")) == NULL) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno ? errno : ENOENT));
+	/* A FIFO is refused at once, not waited on. */
+	if ((fd = file_open_regular(path, 0, err, errlen)) < 0)
+		return -1;
+	if ((f = gzdopen(fd, "rb")) == NULL) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno ? errno : ENOMEM));
+		close(fd);
 		return -1;
 	}
 	if (idx_header(f, path, ndim, esize, idx, err, errlen) != 0) {
@@ -221,13 +227,11 @@ fail:
 static void
 data_find(char *buf, size_t len, const char *dir, const char *name)
 {
-	FILE	*f;
-
+	/* Whether it is there, not opened: a FIFO would block an open
+	 * (idx_read refuses what is not a regular file). */
 	snprintf(buf, len, "%s/%s.gz", dir, name);
-	if ((f = fopen(buf, "rb")) != NULL) {
-		fclose(f);
+	if (access(buf, F_OK) == 0)
 		return;
-	}
 	snprintf(buf, len, "%s/%s", dir, name);
 }
 
