@@ -172,8 +172,8 @@ journal_write(struct journal *j, json_t *obj)
 {
 	struct timeval	 tv;
 	char		*line;
-	size_t		 len;
-	ssize_t		 n;
+	size_t		 len, done;
+	ssize_t		 n = 0;
 	int		 rc = 0;
 
 	if (obj == NULL) {	/* a pack that failed: its caller says why */
@@ -195,10 +195,22 @@ journal_write(struct journal *j, json_t *obj)
 	}
 	line[len++] = '\n';
 	line[len] = '\0';
-	/* One write() per record: O_APPEND keeps records whole. */
-	errno = 0;
-	if ((n = write(j->fd, line, len)) != (ssize_t)len) {
-		journal_cut_back(j, n < 0 || errno != 0 ? errno : ENOSPC);
+	/* One write() per record (O_APPEND; the backend is the only
+	 * writer): the rest of a short one is written after it, which
+	 * either ends the record or says why it cannot. */
+	for (done = 0; done < len; done += (size_t)n) {
+		if ((n = write(j->fd, line + done, len - done)) > 0)
+			continue;
+		if (n < 0 && errno == EINTR) {
+			n = 0;
+			continue;
+		}
+		if (n == 0)
+			errno = ENOSPC;
+		break;
+	}
+	if (done < len) {
+		journal_cut_back(j, errno);
 		rc = -1;
 	} else {
 		j->size += (long long)len;

@@ -51,7 +51,8 @@ static void
 series_write(struct job_series *s, const json_t *obj)
 {
 	char	*line = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	size_t	 len = strlen(line);
+	size_t	 len = strlen(line), done;
+	ssize_t	 n = 0;
 	struct stat st;
 
 	line = xrealloc(line, len + 3);
@@ -61,8 +62,16 @@ series_write(struct job_series *s, const json_t *obj)
 		len++;
 	}
 	line[len++] = '\n';
-	/* One write() a line: O_APPEND keeps lines whole. */
-	if (write(s->fd, line, len) == (ssize_t)len) {
+	/* One write() a line (O_APPEND; the backend is the only writer);
+	 * the rest of a short one after it, or the whole line goes. */
+	for (done = 0; done < len; done += (size_t)n) {
+		if ((n = write(s->fd, line + done, len - done)) <= 0 &&
+		    (n == 0 || errno != EINTR))
+			break;
+		if (n < 0)
+			n = 0;
+	}
+	if (done == len) {
 		s->size += (off_t)len;
 		s->cut = false;
 	} else if (ftruncate(s->fd, s->size) != 0) {
