@@ -117,7 +117,6 @@ ckpt_header(const struct model *m, const struct optimizer *o,
 
 	meta_set(meta, "format", "%s", CKPT_FORMAT);
 	meta_set(meta, "job", "%s", cm->job);
-	meta_set(meta, "run", "%lld", cm->run);
 	meta_set(meta, "model", "%s", m->type->name);
 	meta_set(meta, "optimizer", "%s", spec_optim_name(o->type));
 	meta_set(meta, "step", "%ld", cm->step);

@@ -129,10 +129,6 @@ ckpt_meta_read(json_t *meta, struct ckpt_meta *cm, long *adam_t, char *why,
 	if (meta_num(meta, "adam_t", LONG_MAX, &v, why, whylen) != 0)
 		return -1;
 	*adam_t = (long)v;
-	/* The run that wrote it: for the record, absent in older files. */
-	if (json_object_get(meta, "run") != NULL &&
-	    meta_num(meta, "run", LLONG_MAX, &v, why, whylen) == 0)
-		cm->run = (long long)v;
 	return 0;
 }
 

@@ -29,7 +29,9 @@ struct ckpt_blob {
 
 struct ckpt_meta {
 	char	 job[SPEC_NAME_MAX];
-	long long run;		/* the backend's run that wrote it (0: unknown) */
+	long long run;		/* the run writing it: in the temporary
+				 * file's name only (a file's bytes depend
+				 * on the training, not on the run) */
 	long	 step;		/* optimizer steps done */
 	int	 epoch;		/* loader position: next epoch ... */
 	long	 step_in_epoch;	/* ... and step within it */
