@@ -23,6 +23,7 @@
 #include "lib/files.h"
 #include "lib/statedir.h"
 #include "lib/xmalloc.h"
+#include "backend/proto/event.h"
 #include "backend/proto/proto.h"
 #include "backend/core/journal.h"
 #include "backend/core/series-file.h"
@@ -102,6 +103,7 @@ journal_rec(void *ctx, json_t *rec)
 	const char	*job = json_string_value(json_object_get(rec, "job"));
 	const char	*kind = json_string_value(json_object_get(rec, "kind"));
 	double		 ts = json_number_value(json_object_get(rec, "ts"));
+	enum event_kind	 k;
 
 	/* A second of slack for the events just before the series opened
 	 * (checkpoints of a previous run moved aside). */
@@ -123,10 +125,14 @@ journal_rec(void *ctx, json_t *rec)
 		rp->t1 = ts;
 		break;
 	case PK_EVENT:
+		k = event_kind_named(kind);
+		/* A rank's phase moves are as many as its ranks, and their own
+		 * events say more: the job's are kept. */
+		if (k == EV_PHASE && json_integer_value(json_object_get(rec,
+		    "rank")) >= 0)
+			break;
 		if (strcmp(job, rp->job) == 0 || (*job == '\0' && !rp->ended &&
-		    kind != NULL &&
-		    (strcmp(kind, "failover") == 0 ||
-		    strcmp(kind, "refused") == 0)))
+		    (k == EV_FAILOVER || k == EV_REFUSED)))
 			json_array_append(rp->events, rec);
 		break;
 	default:

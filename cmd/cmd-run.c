@@ -21,6 +21,7 @@
 #include "lib/clock.h"
 #include "lib/xmalloc.h"
 #include "backend/spec/spec.h"
+#include "backend/proto/event.h"
 #include "backend/proto/proto.h"
 #include "backend/core/backend.h"
 #include "tui/sanitize.h"
@@ -136,6 +137,14 @@ run_on_frame(void *arg, const json_t *m)
 		break;
 	case PK_EVENT:
 		r = json_object_get(m, "rank");
+		/* A job's phase moves; its ranks' are in --json and the
+		 * journal (as many as the ranks, and their events say more). */
+		if (event_kind_of(m) == EV_PHASE) {
+			if (json_integer_value(r) < 0)
+				printf("[phase] %s -> %s: %s\n", str(m, "from"),
+				    str(m, "to"), str(m, "reason"));
+			break;
+		}
 		if (json_is_integer(r) && json_integer_value(r) >= 0)
 			printf("[%s] rank %lld: %s\n", str(m, "kind"),
 			    (long long)json_integer_value(r), str(m, "reason"));
@@ -153,56 +162,75 @@ run_on_frame(void *arg, const json_t *m)
 	fflush(stdout);
 }
 
+/* " NAME VALUE" of a summary field into the line, "–" when it is
+ * unknown (not reported, or not a number). */
+static void
+sum_field(const json_t *s, const char *label, const char *k, const char *fmt)
+{
+	json_t	*v = json_object_get(s, k);
+
+	printf("  %s ", label);
+	if (json_is_number(v))
+		printf(fmt, json_number_value(v));
+	else
+		printf("\u2013");
+}
+
 static void
 run_summary(const struct run_ctx *ctx, const struct job_state *j)
 {
-	json_t	*s = j->summary != NULL ? json_deep_copy(j->summary) :
-	    json_object();
+	json_t	*s = json_pack("{s:s, s:s}", "t", MSG_SUMMARY, "job", j->name);
+	char	 err[128];
 
-	json_object_set_new(s, "t", json_string(MSG_SUMMARY));
+	summary_pack(&j->sum, s, err, sizeof err);
 	json_object_set_new(s, "job", json_string(j->name));
 	/* The job's state is the backend's verdict over all ranks. */
-	json_object_set_new(s, "state", json_string(j->state));
+	json_object_set_new(s, "state", json_string(job_phase_name(j->phase)));
+	if (!json_is_integer(json_object_get(s, "steps")))
+		json_object_set_new(s, "steps", json_integer(0));
 	/* The worker's wall_s covers its own generation; a job that failed
 	 * over or restarted ran longer.  wall_s becomes the job's, from its
 	 * first launch (unknown for a job attached to after the fact). */
 	if (j->started > 0) {
-		json_object_set_new(s, "generation_wall_s",
-		    json_real(num(s, "wall_s")));
+		if (SUMMARY_HAS(&j->sum, wall_s))
+			json_object_set_new(s, "generation_wall_s",
+			    json_real(j->sum.wall_s));
 		json_object_set_new(s, "wall_s",
 		    json_real(clock_mono() - j->started));
 	}
-	json_object_del(s, "node");
-	json_object_del(s, "run");
 	if (j->reason[0] != '\0')	/* why it failed, or why it waited */
 		json_object_set_new(s, "reason", json_string(j->reason));
-	if (ctx->json)
+	if (ctx->json) {
 		print_json(s);
-	else {
-		if (j->reason[0] != '\0')
-			printf("summary: %s: %s\n", j->state, str(s, "reason"));
-		printf("summary: %s  epochs %d  steps %lld  ", j->state,
-		    (int)json_integer_value(json_object_get(s, "epochs")),
-		    (long long)json_integer_value(json_object_get(s, "steps")));
-		if (json_object_get(s, "val_loss") != NULL)
-			printf("val_loss %.4f  perplexity %.2f  ", num(s,
-			    "val_loss"), num(s, "perplexity"));
-		if (json_object_get(s, "tokens_per_s") != NULL)
-			printf("tokens/s %.0f  ", num(s, "tokens_per_s"));
-		else
-			printf("test_acc %.4f  ", num(s, "test_acc"));
-		printf("samples/s %.0f  data_wait %.1f%%  wall %.1fs  micro %d x "
-		    "accum %d x %d ranks\n", num(s, "samples_per_s"),
-		    num(s, "data_wait_pct"), num(s, "wall_s"),
-		    (int)json_integer_value(json_object_get(s, "micro_batch")),
-		    (int)json_integer_value(json_object_get(s, "accum")), j->world);
-		if (json_object_get(s, "optimizer_bytes") != NULL)
-			printf("optimizer: %.0f bytes a rank%s\n",
-			    num(s, "optimizer_bytes"), j->spec.train.zero &&
-			    j->world > 1 ? " (ZeRO-1: rank 0's shard)" : "");
-		if (*str(s, "checkpoint") != '\0')
-			printf("checkpoint: %s\n", str(s, "checkpoint"));
+		json_decref(s);
+		return;
 	}
+	if (j->reason[0] != '\0')
+		printf("summary: %s: %s\n", job_phase_name(j->phase),
+		    str(s, "reason"));
+	printf("summary: %s", job_phase_name(j->phase));
+	sum_field(s, "epochs", "epochs", "%.0f");
+	sum_field(s, "steps", "steps", "%.0f");
+	if (json_object_get(s, "val_loss") != NULL) {
+		sum_field(s, "val_loss", "val_loss", "%.4f");
+		sum_field(s, "perplexity", "perplexity", "%.2f");
+	}
+	if (json_object_get(s, "tokens_per_s") != NULL)
+		sum_field(s, "tokens/s", "tokens_per_s", "%.0f");
+	else
+		sum_field(s, "test_acc", "test_acc", "%.4f");
+	sum_field(s, "samples/s", "samples_per_s", "%.0f");
+	sum_field(s, "data_wait", "data_wait_pct", "%.1f%%");
+	sum_field(s, "wall", "wall_s", "%.1fs");
+	sum_field(s, "micro", "micro_batch", "%.0f");
+	sum_field(s, "x accum", "accum", "%.0f");
+	printf(" x %d ranks\n", j->world);
+	if (json_object_get(s, "optimizer_bytes") != NULL)
+		printf("optimizer: %.0f bytes a rank%s\n",
+		    num(s, "optimizer_bytes"), j->spec.train.zero &&
+		    j->world > 1 ? " (ZeRO-1: rank 0's shard)" : "");
+	if (*str(s, "checkpoint") != '\0')
+		printf("checkpoint: %s\n", str(s, "checkpoint"));
 	json_decref(s);
 }
 
@@ -377,7 +405,7 @@ cmd_run(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	rc = 0;
-	while (!j->done) {
+	while (!job_done(j)) {
 		if (backend_poll(b, 200) != 0) {
 			fprintf(stderr, "hunter run: detached (another console "
 			    "took over); job %s keeps running\n", j->name);
@@ -387,12 +415,12 @@ cmd_run(int argc, char **argv)
 		if (run_preempt != 0 && !preempted) {
 			/* A job still queued never ran: it ends as stopped
 			 * (130); one that ran has checkpointed (0). */
-			preempted = j->queued ? 2 : 1;
+			preempted = j->phase == JOB_QUEUED ? 2 : 1;
 			run_preempted(b, run_preempt);
 		} else if (run_interrupts == 1 && !asked) {
 			/* With no rank running it ends at once (the summary). */
 			backend_stop_job(b, j->name);
-			if (!j->done)
+			if (!job_done(j))
 				fprintf(stderr, "hunter run: stopping %s at the next "
 				    "step (Ctrl-C again to detach and leave it "
 				    "running)\n", j->name);
@@ -405,9 +433,11 @@ cmd_run(int argc, char **argv)
 		}
 		j = backend_job(b, own);
 	}
-	if (j->done) {
+	if (job_done(j)) {
 		run_summary(&ctx, j);
-		rc = strcmp(j->state, "failed") == 0 ? 1 : preempted == 1 ? 0 :
+		rc = j->phase == JOB_FAILED ? 1 : j->phase == JOB_FINISHED &&
+		    SUMMARY_HAS(&j->sum, checkpoint_error) ? 4 :
+		    preempted == 1 ? 0 :
 		    run_interrupts || preempted ? 130 : 0;
 	}
 	backend_close(b);

@@ -7,20 +7,8 @@
 #include <stdio.h>
 
 #include "backend/spec/spec.h"
-#include "backend/worker/tokens.h"
+#include "backend/worker/data.h"
 #include "cmd/cmd.h"
-
-/* A language model's data is checked as its worker would check it: each
- * shard's header, count and tokens, or that the text is there. */
-static int
-validate_data(const struct job_spec *j, char *err, size_t errlen)
-{
-	if (j->data.format == FORMAT_IMAGES)
-		return 0;
-	return tokens_check_data(j->data.format == FORMAT_TEXT,
-	    j->data.train, j->data.val, j->data.path[0] != '\0' ?
-	    j->data.path : SPEC_TEXT_DEFAULT, spec_vocab(j), err, errlen);
-}
 
 static int
 cmd_validate(int argc, char **argv)
@@ -44,8 +32,7 @@ cmd_validate(int argc, char **argv)
 			char	 err[1024];
 
 			rc = spec_check_job_here(argv[i], &j, &errs);
-			if (rc == 0 && j.kind != JOB_PROGRAM &&
-			    validate_data(&j, err, sizeof err) != 0) {
+			if (rc == 0 && job_data_check(&j, err, sizeof err) != 0) {
 				spec_error_add(&errs, argv[i], 0, 0, "data: %s",
 				    err);
 				rc = -1;

@@ -15,6 +15,7 @@
 
 #include "build-id.h"
 #include "lib/xmalloc.h"
+#include "backend/proto/event.h"
 #include "cmd/report.h"
 
 static double
@@ -58,18 +59,12 @@ step_at(const struct report *rp, double t)
 	return step;
 }
 
-/* The events marked on the charts over steps. */
+/* The events marked on the charts over steps: their kind says so
+ * (event.h). */
 static bool
 marked(const char *kind)
 {
-	static const char *const kinds[] = { "paused", "resumed", "migrated",
-		"failover", "restarted", "failed", NULL };
-
-	for (int i = 0; kinds[i] != NULL; i++) {
-		if (strcmp(kind, kinds[i]) == 0)
-			return true;
-	}
-	return false;
+	return event_kind_marked(event_kind_named(kind));
 }
 
 /* A chart over steps of column c: rank 0 only when all, else each rank. */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backend/proto/event.h"
 #include "cmd/report.h"
 
 #define W	760
@@ -27,22 +28,22 @@ report_colour(int i)
 	return palette[(unsigned)i % (sizeof palette / sizeof *palette)];
 }
 
-static const struct { const char *kind, *colour; } kind_colours[] = {
-	{ "placed", "#2ca02c" }, { "queued", "#7f7f7f" },
-	{ "paused", "#ff7f0e" }, { "resumed", "#bcbd22" },
-	{ "checkpoint", "#17becf" }, { "migrated", "#9467bd" },
-	{ "failover", "#d62728" }, { "restarted", "#8c564b" },
-	{ "failed", "#000000" }, { "refused", "#e377c2" },
+/* The report's colour of each event kind (event.h); the others grey. */
+static const char *const kind_colours[EV_COUNT] = {
+	[EV_PLACED] = "#2ca02c", [EV_QUEUED] = "#7f7f7f",
+	[EV_PAUSED] = "#ff7f0e", [EV_RESUMED] = "#bcbd22",
+	[EV_CHECKPOINT] = "#17becf", [EV_MIGRATED] = "#9467bd",
+	[EV_FAILOVER] = "#d62728", [EV_RESTARTED] = "#8c564b",
+	[EV_FAILED] = "#000000", [EV_REFUSED] = "#e377c2",
+	[EV_RESIZED] = "#1f77b4",
 };
 
 const char *
 report_kind_colour(const char *kind)
 {
-	for (size_t i = 0; i < sizeof kind_colours / sizeof *kind_colours; i++) {
-		if (strcmp(kind, kind_colours[i].kind) == 0)
-			return kind_colours[i].colour;
-	}
-	return "#555555";
+	const char	*c = kind_colours[event_kind_named(kind)];
+
+	return c != NULL ? c : "#555555";
 }
 
 void

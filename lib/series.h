@@ -23,6 +23,13 @@ series_push(struct series *s, float v)
 		s->head = (s->head + 1) % SERIES_LEN;
 }
 
+/* Forget every value. */
+static inline void
+series_clear(struct series *s)
+{
+	s->head = s->len = 0;
+}
+
 /* i = 0 is the oldest kept value. */
 static inline float
 series_get(const struct series *s, int i)

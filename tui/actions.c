@@ -20,7 +20,7 @@ action_running_job(struct console *c)
 {
 	struct job_state *j = console_job(c);
 
-	if (j == NULL || j->done) {
+	if (j == NULL || job_done(j)) {
 		console_say(c, EL_EVENT_WARN, "no running job selected%s%s",
 		    j ? ": " : "", j ? j->name : "");
 		return NULL;
@@ -48,7 +48,8 @@ action_pause(struct console *c, int key)
 
 	(void)key;
 	if (j != NULL)
-		action_post(c, j->paused || feed_paused(&c->feed, j->name) ?
+		action_post(c, j->phase == JOB_PAUSED ||
+		    feed_paused(&c->feed, j->name) ?
 		    "resume" : "pause", j->name);
 	return ACT_REDRAW;
 }
@@ -69,7 +70,7 @@ action_stop_done(struct console *c, bool ok)
 {
 	struct job_state *j = console_job(c);
 
-	if (ok && j != NULL && !j->done)
+	if (ok && j != NULL && !job_done(j))
 		action_post(c, "stop", j->name);
 	return ACT_REDRAW;
 }
@@ -98,10 +99,11 @@ action_used(struct console *c, int node)
 	for (int k = 0; k < backend_njobs(c->b); k++) {
 		struct job_state *j = backend_job_at(c->b, k);
 
-		for (int r = 0; !j->done && r < j->world; r++)
+		/* A queued job's ranks are on no node yet. */
+		for (int r = 0; !job_done(j) && j->phase != JOB_QUEUED &&
+		    r < j->world; r++)
 			used += j->ranks[r].node == node &&
-			    (j->ranks[r].status == RANK_RUNNING ||
-			    j->ranks[r].status == RANK_PENDING);
+			    j->ranks[r].phase == RANK_RUNNING;
 	}
 	return used;
 }
@@ -113,7 +115,7 @@ action_migrate_node(struct console *c, bool ok)
 	int		 r = c->modal.arg, n;
 	json_t		*m;
 
-	if (!ok || j == NULL || j->done || c->modal.sel >= c->modal.nitems)
+	if (!ok || j == NULL || job_done(j) || c->modal.sel >= c->modal.nitems)
 		return ACT_REDRAW;
 	n = c->modal.map[c->modal.sel];
 	if ((m = json_pack("{s:s, s:s, s:i, s:s}", "cmd", "migrate", "job",
@@ -135,7 +137,7 @@ action_migrate_rank(struct console *c, bool ok)
 	struct job_state *j = console_job(c);
 	int		 r = ok ? c->modal.map[c->modal.sel] : -1;
 
-	if (r < 0 || j == NULL || j->done)
+	if (r < 0 || j == NULL || job_done(j))
 		return ACT_REDRAW;
 	modal_pick(c, "migrate to which node?", action_migrate_node);
 	c->modal.arg = r;
@@ -281,7 +283,7 @@ action_quit(struct console *c, int key)
 
 	(void)key;
 	for (int i = 0; i < backend_njobs(c->b); i++)
-		running += !backend_job_at(c->b, i)->done;
+		running += !job_done(backend_job_at(c->b, i));
 	if (running == 0) {
 		c->quit = true;
 		return ACT_REDRAW;

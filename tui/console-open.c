@@ -246,7 +246,7 @@ console_main(int argc, char **argv)
 	rc = console_run(c) == 0 ? 0 : 1;
 	backend_lock(c->b);
 	for (int i = 0; i < backend_njobs(c->b); i++)
-		running += !backend_job_at(c->b, i)->done;
+		running += !job_done(backend_job_at(c->b, i));
 	backend_unlock(c->b);
 	if (c->detached_by_peer)
 		printf("hunter: another console took over; the jobs keep "

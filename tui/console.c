@@ -146,7 +146,7 @@ console_say(struct console *c, enum elem e, const char *fmt, ...)
 	c->msg_elem = e;
 	c->msg_until = clock_mono() + MSG_S;
 	feed_add(&c->feed, "", -1, "", e == EL_EVENT_ERROR ? "error" : "console",
-	    c->msg);
+	    e == EL_EVENT_ERROR ? EV_ERROR : EV_INFO, c->msg);
 }
 
 struct job_state *
@@ -161,7 +161,7 @@ console_job(struct console *c)
 	}
 	for (int i = n - 1; i >= 0; i--) {
 		j = backend_job_at(c->b, i);
-		if (pick == NULL || (!j->done && pick->done))
+		if (pick == NULL || (!job_done(j) && job_done(pick)))
 			pick = j;
 	}
 	if (pick != NULL)
@@ -182,7 +182,7 @@ console_header(struct console *c)
 	for (int i = 0; i < nn; i++)
 		up += backend_node_at(c->b, i)->up;
 	for (int i = 0; i < nj; i++)
-		running += !backend_job_at(c->b, i)->done;
+		running += !job_done(backend_job_at(c->b, i));
 	strftime(clock, sizeof clock, "%H:%M:%S", localtime(&now));
 	snprintf(left, sizeof left, " hunter%scluster %s%s%d nodes, %d up%s"
 	    "%d job%s running", glyphs->sep, c->cluster_name, glyphs->sep, nn,

@@ -12,8 +12,10 @@
 #include <time.h>
 
 #include "lib/xmalloc.h"
+#include "backend/proto/event.h"
 #include "backend/proto/metrics.h"
 #include "backend/proto/proto.h"
+#include "backend/core/job.h"
 #include "tui/feed.h"
 #include "tui/sanitize.h"
 
@@ -38,7 +40,7 @@ feed_now(void)
 
 void
 feed_add(struct feed *f, const char *job, int rank, const char *node,
-    const char *kind, const char *text)
+    const char *kind, int severity, const char *text)
 {
 	struct logline	*l;
 	char		 clean[1024];
@@ -54,6 +56,7 @@ feed_add(struct feed *f, const char *job, int rank, const char *node,
 	sanitize(l->job, sizeof l->job, job);
 	sanitize(l->node, sizeof l->node, node);
 	sanitize(l->kind, sizeof l->kind, kind);
+	l->severity = severity;
 	l->rank = rank;
 	sanitize(clean, sizeof clean, text);
 	l->text = xstrdup(clean);
@@ -207,28 +210,47 @@ feed_rank_metrics(struct feed *f, const json_t *m)
 		fr->ratio = (double)rr.bytes_dense / (double)rr.bytes_sent;
 }
 
+/*
+ * An event into the lines, coloured by its kind's severity.  A move of a
+ * job's phase is said as "running -> failed: why", coloured by where it
+ * went; a rank's moves stay in the journal and the JSON stream (there
+ * are as many as the ranks, and the ranks' own events say more).
+ */
 static void
 feed_event(struct feed *f, const json_t *m)
 {
-	const char	*kind = feed_str(m, "kind");
+	enum event_kind	 k = event_kind_of(m);
 	json_t		*rv = json_object_get(m, "rank");
 	int		 r = json_is_integer(rv) ? (int)json_integer_value(rv) : -1;
+	int		 sev = event_kind_severity(k);
 	struct feed_job	*j;
-	bool		 paused = strcmp(kind, "paused") == 0;
+	enum job_phase	 to;
+	char		 line[700];
 
-	feed_add(f, feed_str(m, "job"), r, feed_str(m, "node"), kind,
-	    feed_str(m, "reason"));
-	if (!paused && strcmp(kind, "resumed") != 0)
+	if (k == EV_PHASE) {
+		if (r >= 0)
+			return;
+		if (job_phase_named(feed_str(m, "to"), &to) == 0)
+			sev = job_phase_severity(to);
+		snprintf(line, sizeof line, "%s -> %s: %s", feed_str(m, "from"),
+		    feed_str(m, "to"), feed_str(m, "reason"));
+		feed_add(f, feed_str(m, "job"), r, feed_str(m, "node"), "phase",
+		    sev, line);
+		return;
+	}
+	feed_add(f, feed_str(m, "job"), r, feed_str(m, "node"),
+	    feed_str(m, "kind"), sev, feed_str(m, "reason"));
+	if (k != EV_PAUSED && k != EV_RESUMED)
 		return;
 	j = feed_job_make(f, feed_str(m, "job"));
 	if (r >= 0) {
 		struct feed_rank *fr = feed_rank_make(j, r);
 
 		if (fr != NULL)
-			fr->paused = paused;
+			fr->paused = k == EV_PAUSED;
 	} else {
 		for (int i = 0; i < j->nranks; i++)
-			j->ranks[i].paused = paused;
+			j->ranks[i].paused = k == EV_PAUSED;
 	}
 }
 
@@ -256,7 +278,7 @@ feed_on_frame(void *ctx, const json_t *m)
 		r = json_object_get(m, "rank");
 		feed_add(f, feed_str(m, "job"), json_is_integer(r) ?
 		    (int)json_integer_value(r) : -1, feed_str(m, "node"), "log",
-		    feed_str(m, "line"));
+		    EV_INFO, feed_str(m, "line"));
 		break;
 	case PK_EPOCH:
 		snprintf(line, sizeof line, "epoch %lld/%lld  loss %.4f  ",
@@ -275,14 +297,16 @@ feed_on_frame(void *ctx, const json_t *m)
 			    json_object_get(m, "test_acc")), json_number_value(
 			    json_object_get(m, "samples_per_s")));
 		feed_add(f, feed_str(m, "job"), 0, feed_str(m, "node"), "epoch",
-		    line);
+		    EV_INFO, line);
 		f->gen_jobs++;
 		break;
 	case PK_SUMMARY:
 		acc = json_object_get(m, "test_acc");
-		snprintf(line, sizeof line, "%s after %lld steps", feed_str(m,
-		    "state"), (long long)json_integer_value(json_object_get(m,
-		    "steps")));
+		/* The job's phase is the backend's to say (a phase event);
+		 * this is rank 0's account. */
+		snprintf(line, sizeof line, "rank 0 %s after %lld steps",
+		    feed_str(m, "state"), (long long)json_integer_value(
+		    json_object_get(m, "steps")));
 		if (json_is_number(acc) && json_number_value(acc) > 0)
 			snprintf(line + strlen(line), sizeof line - strlen(line),
 			    ", test_acc %.4f", json_number_value(acc));
@@ -290,7 +314,7 @@ feed_on_frame(void *ctx, const json_t *m)
 			snprintf(line + strlen(line), sizeof line - strlen(line),
 			    ", val_loss %.4f", json_number_value(
 			    json_object_get(m, "val_loss")));
-		feed_add(f, feed_str(m, "job"), -1, "", "summary", line);
+		feed_add(f, feed_str(m, "job"), -1, "", "summary", EV_INFO, line);
 		f->gen_jobs++;
 		break;
 	default:
@@ -300,21 +324,10 @@ feed_on_frame(void *ctx, const json_t *m)
 }
 
 enum elem
-feed_kind_elem(const char *kind)
+feed_line_elem(const struct logline *l)
 {
-	static const char *const errors[] = { "failed", "refused", "error", NULL };
-	static const char *const warns[] = { "failover", "migrated", "paused",
-		"restarted", "warning", NULL };
-
-	for (int i = 0; errors[i] != NULL; i++) {
-		if (strcmp(kind, errors[i]) == 0)
-			return EL_EVENT_ERROR;
-	}
-	for (int i = 0; warns[i] != NULL; i++) {
-		if (strcmp(kind, warns[i]) == 0)
-			return EL_EVENT_WARN;
-	}
-	return EL_EVENT_INFO;
+	return l->severity == EV_ERROR ? EL_EVENT_ERROR :
+	    l->severity == EV_WARN ? EL_EVENT_WARN : EL_EVENT_INFO;
 }
 
 void

@@ -44,6 +44,7 @@ struct logline {
 	int	 rank;		/* -1: the job or the cluster */
 	char	 node[SPEC_NAME_MAX];
 	char	 kind[16];	/* an event kind, or log, epoch, console */
+	int	 severity;	/* event.h's: info, warn, error */
 	char	*text;		/* sanitized */
 };
 
@@ -59,15 +60,18 @@ struct feed {
 
 /* The observer: hand it to backend_opts.obs with the feed as ctx. */
 void	feed_on_frame(void *ctx, const json_t *msg);
+/* A line of the events and logs: kind is an event kind's name, or log,
+ * epoch, summary, console; severity event.h's. */
 void	feed_add(struct feed *, const char *job, int rank, const char *node,
-	    const char *kind, const char *text);
+	    const char *kind, int severity, const char *text);
 struct feed_job *feed_job(struct feed *, const char *name);
 /* NULL when nothing came for that rank yet. */
 const struct feed_rank *feed_rank(struct feed *, const char *job, int rank);
 bool	feed_paused(struct feed *, const char *job);
 /* i = 0 is the oldest line kept. */
 const struct logline *feed_line(const struct feed *, int i);
-enum elem feed_kind_elem(const char *kind);
+/* The colour of a line: its severity's. */
+enum elem feed_line_elem(const struct logline *);
 void	feed_free(struct feed *);
 
 #endif

@@ -41,7 +41,7 @@ job_median_step_ms(struct console *c, const struct job_state *j)
 		const struct feed_rank *fr = feed_rank(&c->feed, j->name, r);
 
 		if (fr != NULL && fr->step_ms > 0 &&
-		    j->ranks[r].status == RANK_RUNNING)
+		    j->ranks[r].phase == RANK_RUNNING)
 			v[n++] = fr->step_ms;
 	}
 	if (n > 0) {
@@ -53,17 +53,17 @@ job_median_step_ms(struct console *c, const struct job_state *j)
 }
 
 static void
-job_info_summary(const json_t *s, struct job_info *ji)
+job_info_summary(const struct job_summary *s, struct job_info *ji)
 {
-	json_t	*mb = json_object_get(s, "micro_batch");
-	double	 sent = json_number_value(json_object_get(s, "bytes_sent"));
-	double	 dense = json_number_value(json_object_get(s, "bytes_dense"));
-	double	 steps = json_number_value(json_object_get(s, "steps"));
+	double	 sent = SUMMARY_HAS(s, bytes_sent) ? (double)s->bytes_sent : 0;
+	double	 dense = SUMMARY_HAS(s, bytes_dense) ? (double)s->bytes_dense : 0;
+	double	 steps = (double)s->steps;
 
-	if (!ji->has_tune && json_is_integer(mb)) {
+	if (!ji->has_tune && SUMMARY_HAS(s, micro_batch) &&
+	    SUMMARY_HAS(s, accum)) {
 		ji->has_tune = true;
-		ji->micro = (int)json_integer_value(mb);
-		ji->accum = (int)json_integer_value(json_object_get(s, "accum"));
+		ji->micro = s->micro_batch;
+		ji->accum = s->accum;
 	}
 	if (!ji->has_ratio && sent > 0 && dense > 0) {
 		ji->has_ratio = true;
@@ -127,7 +127,7 @@ job_info(struct console *c, const struct job_state *j, struct job_info *ji)
 	for (int r = 0; r < j->world; r++) {
 		const struct feed_rank *fr = feed_rank(&c->feed, j->name, r);
 
-		ji->running += j->ranks[r].status == RANK_RUNNING;
+		ji->running += j->ranks[r].phase == RANK_RUNNING;
 		if (fr == NULL)
 			continue;
 		if (!ji->has_step || fr->step > ji->step)
@@ -171,25 +171,39 @@ job_info(struct console *c, const struct job_state *j, struct job_info *ji)
 	}
 	if (j->spec.data.format != FORMAT_IMAGES)
 		job_info_tokens(c, j, ji);
-	if (j->summary != NULL) {
-		json_t *st = json_object_get(j->summary, "steps");
-
-		job_info_summary(j->summary, ji);
-		if (json_is_integer(st) && json_integer_value(st) > ji->step) {
-			ji->step = (long)json_integer_value(st);
+	if (job_has_summary(j)) {
+		job_info_summary(&j->sum, ji);
+		if (j->sum.steps > ji->step) {
+			ji->step = (long)j->sum.steps;
 			ji->has_step = true;
 		}
 	}
-	if (j->done) {
-		ji->state = j->state;
-		ji->state_e = strcmp(j->state, "finished") == 0 ? EL_TEXT_DIM :
-		    strcmp(j->state, "failed") == 0 ? EL_EVENT_ERROR :
-		    EL_EVENT_WARN;
-	} else if (j->paused || feed_paused(&c->feed, j->name)) {
-		ji->state = "paused";
-		ji->state_e = EL_PAUSED;
-	} else {
-		ji->state = "running";
-		ji->state_e = EL_BAR_LOW;
+	/* The phase, as the backend has it; a pause the ranks reported
+	 * before the backend moved shows at once. */
+	ji->state = job_phase_name(j->phase);
+	switch (j->phase) {
+	case JOB_FINISHED:
+		ji->state_e = EL_TEXT_DIM;
+		break;
+	case JOB_FAILED:
+		ji->state_e = EL_EVENT_ERROR;
+		break;
+	case JOB_STOPPED:
+	case JOB_REFORMING:
+	case JOB_RESIZING:
+	case JOB_STOPPING:
+		ji->state_e = EL_EVENT_WARN;
+		break;
+	case JOB_QUEUED:
+	case JOB_PLACING:
+		ji->state_e = EL_TEXT;
+		break;
+	default:
+		if (j->phase == JOB_PAUSED || feed_paused(&c->feed, j->name)) {
+			ji->state = job_phase_name(JOB_PAUSED);
+			ji->state_e = EL_PAUSED;
+		} else
+			ji->state_e = EL_BAR_LOW;
+		break;
 	}
 }

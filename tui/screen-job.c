@@ -82,8 +82,6 @@ job_cell(void *ctx, int r, int col, char *buf, size_t len, enum elem *e)
 	struct job_ctx	*x = ctx;
 	struct rank_state *rs = &x->j->ranks[r];
 	const struct feed_rank *fr = feed_rank(&x->c->feed, x->j->name, r);
-	static const char *const st[] = { "pending", "running", "exited",
-		"failed" };
 	double		 age = (double)time(NULL) - rs->heartbeat;
 	bool		 paused;
 
@@ -95,10 +93,11 @@ job_cell(void *ctx, int r, int col, char *buf, size_t len, enum elem *e)
 		break;
 	case RF_STATUS:
 		paused = (rs->paused || (fr != NULL && fr->paused)) &&
-		    rs->status == RANK_RUNNING;
-		snprintf(buf, len, "%s", paused ? "paused" : st[rs->status]);
-		*e = rs->status == RANK_FAILED ? EL_EVENT_ERROR : paused ?
-		    EL_PAUSED : EL_TEXT;
+		    rs->phase == RANK_RUNNING;
+		snprintf(buf, len, "%s", paused ? "paused" :
+		    rank_phase_name(rs->phase));
+		*e = rs->phase == RANK_FAILED ? EL_EVENT_ERROR : paused ?
+		    EL_PAUSED : rs->phase == RANK_LEFT ? EL_EVENT_WARN : EL_TEXT;
 		break;
 	case RF_STEP:
 		fmt_num(buf, len, fr != NULL, "%.0f", (double)job_rank_step(x->c,
@@ -123,11 +122,11 @@ job_cell(void *ctx, int r, int col, char *buf, size_t len, enum elem *e)
 		snprintf(buf, len, "%s", fr != NULL ? fr->extra : "");
 		break;
 	case RF_RSS: fmt_bytes(buf, len, rs->rss > 0, (double)rs->rss); break;
-	case RF_BEAT: fmt_age(buf, len, rs->heartbeat > 0 && rs->status ==
+	case RF_BEAT: fmt_age(buf, len, rs->heartbeat > 0 && rs->phase ==
 	    RANK_RUNNING, age); break;
 	case RF_MARK:
 		if (fr != NULL && x->median > 0 && fr->step_ms > 2 * x->median &&
-		    rs->status == RANK_RUNNING) {
+		    rs->phase == RANK_RUNNING) {
 			snprintf(buf, len, "%s straggler", glyphs->mark);
 			*e = EL_STRAGGLER;
 		}

@@ -110,7 +110,7 @@ logs_draw(struct console *c)
 		else
 			x += draw_text(w, 1 + i, x, W - 1 - x, EL_TEXT_DIM,
 			    "     ");
-		x += draw_textf(w, 1 + i, x, W - 1 - x, feed_kind_elem(l->kind),
+		x += draw_textf(w, 1 + i, x, W - 1 - x, feed_line_elem(l),
 		    "%-10s ", l->kind);
 		logs_text(c, w, 1 + i, x, W - 1 - x, l->text);
 	}

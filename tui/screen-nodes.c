@@ -88,12 +88,12 @@ nodes_ranks(struct console *c, WINDOW *w, int y, int x, int wd, int node)
 		struct job_state *j = backend_job_at(c->b, k);
 		bool	 named = false;
 
-		for (int r = 0; !j->done && r < j->world && used < wd; r++) {
+		for (int r = 0; !job_done(j) && r < j->world && used < wd; r++) {
 			const struct feed_rank *fr;
 			char	 ms[16];
 
 			if (j->ranks[r].node != node ||
-			    j->ranks[r].status != RANK_RUNNING)
+			    j->ranks[r].phase != RANK_RUNNING)
 				continue;
 			if (!named)
 				used += draw_textf(w, y, x + used, wd - used,
@@ -223,7 +223,7 @@ nodes_enter(struct console *c)
 	for (int k = backend_njobs(c->b) - 1; k >= 0; k--) {
 		struct job_state *j = backend_job_at(c->b, k);
 
-		for (int r = 0; !j->done && r < j->world; r++) {
+		for (int r = 0; !job_done(j) && r < j->world; r++) {
 			if (j->ranks[r].node == c->node) {
 				snprintf(c->job, sizeof c->job, "%s", j->name);
 				c->rank = r;

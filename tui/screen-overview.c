@@ -145,7 +145,7 @@ ov_events(struct console *c, WINDOW *w, int h, int wd)
 			continue;
 		strftime(t, sizeof t, "%H:%M:%S", localtime(&s));
 		x += draw_textf(w, y, x, wd - 2, EL_TEXT_DIM, "%s ", t);
-		x += draw_textf(w, y, x, wd - 1 - x, feed_kind_elem(l->kind),
+		x += draw_textf(w, y, x, wd - 1 - x, feed_line_elem(l),
 		    "%-10s ", l->kind);
 		who[0] = '\0';
 		if (l->job[0] != '\0')

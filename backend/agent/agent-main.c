@@ -133,6 +133,7 @@ agent_main(int argc, char **argv)
 	sample_ring_init(&a.ring, AGENT_RING_SECONDS);
 	a.history = json_array();
 	a.pending = json_array();
+	a.loop = evloop_new();
 	agent_log(&a, "listening on %s/agent.sock (pid %ld)", a.dir, (long)getpid());
 	agent_loop(&a);
 	agent_stop_workers(&a);
@@ -142,7 +143,7 @@ agent_main(int argc, char **argv)
 	snprintf(path, sizeof path, "%s/agent.pid", a.dir);
 	unlink(path);
 	while (a.npeers > 0)
-		agent_close_peer(&a, 0, "agent exiting");
+		agent_close_peer(&a, a.peers[0], "agent exiting");
 	free(a.peers);
 	for (int i = 0; i < a.nworkers; i++) {
 		json_decref(a.workers[i].last_metrics);
@@ -155,6 +156,7 @@ agent_main(int argc, char **argv)
 	sampler_free(a.sampler);
 	nvml_close();
 	close(a.lfd);
+	evloop_free(a.loop);
 	agent_log(&a, "exited");
 	return 0;
 }

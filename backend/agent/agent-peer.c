@@ -21,16 +21,21 @@
 #include "backend/agent/agent.h"
 
 void
-agent_close_peer(struct agent *a, int i, const char *why)
+agent_close_peer(struct agent *a, struct agent_peer *p, const char *why)
 {
-	struct agent_peer *p = &a->peers[i];
-
 	if (p->is_backend)
 		agent_log(a, "backend detached: %s", why);
+	evloop_fd_del(p->ev);
 	close(p->fd);
 	proto_reader_free(&p->rd);
 	proto_queue_free(&p->q);
-	a->peers[i] = a->peers[--a->npeers];
+	for (int i = 0; i < a->npeers; i++) {
+		if (a->peers[i] == p) {
+			a->peers[i] = a->peers[--a->npeers];
+			break;
+		}
+	}
+	free(p);
 }
 
 /* A backend says hello: answer with ours, the workers and the history. */
@@ -42,13 +47,15 @@ agent_hello(struct agent *a, struct agent_peer *p, const json_t *msg)
 	json_t		*m;
 
 	for (int j = 0; j < a->npeers; j++) {
-		if (a->peers[j].is_backend && &a->peers[j] != p) {
+		struct agent_peer *old = a->peers[j];
+
+		if (old->is_backend && old != p) {
 			agent_log(a, "a new backend takes over");
-			proto_queue_send_new(&a->peers[j].q, json_pack(
-			    "{s:s, s:s}", "t", MSG_ERROR, "reason",
+			proto_queue_send_new(&old->q, json_pack("{s:s, s:s}",
+			    "t", MSG_ERROR, "reason",
 			    "another backend attached"));
-			shutdown(a->peers[j].fd, SHUT_RDWR);
-			a->peers[j].is_backend = false;
+			shutdown(old->fd, SHUT_RDWR);
+			old->is_backend = false;
 		}
 	}
 	p->is_backend = true;
@@ -122,7 +129,7 @@ agent_command(struct agent *a, struct agent_peer *p, const json_t *msg)
  * agent or reach the workers' store; the link of anything else ends.
  */
 static void
-agent_refuse_peer(struct agent *a, int i, const char *why)
+agent_refuse_peer(struct agent *a, struct agent_peer *p, const char *why)
 {
 	char	 text[512], err[128];
 	json_t	*m;
@@ -131,15 +138,14 @@ agent_refuse_peer(struct agent *a, int i, const char *why)
 	snprintf(text, sizeof text, "%s", why);	/* may quote the peer */
 	if ((m = proto_pack(err, sizeof err, "{s:s, s:s, s:s}", "t", MSG_ERROR,
 	    "node", a->node, "reason", utf8_fix(text, sizeof text))) != NULL)
-		proto_queue_send_new(&a->peers[i].q, m);
-	agent_close_peer(a, i, why);
+		proto_queue_send_new(&p->q, m);
+	agent_close_peer(a, p, why);
 }
 
-/* One frame from peer i; -1 once the peer is closed. */
+/* One frame from peer p; -1 once the peer is closed. */
 static int
-agent_peer_frame(struct agent *a, int i, const json_t *msg)
+agent_peer_frame(struct agent *a, struct agent_peer *p, const json_t *msg)
 {
-	struct agent_peer *p = &a->peers[i];
 	enum proto_kind	 k;
 	const char	*role;
 	char		 err[300], why[400];
@@ -154,7 +160,7 @@ agent_peer_frame(struct agent *a, int i, const json_t *msg)
 		return 0;
 	}
 	if (k == PK_INVALID) {
-		agent_refuse_peer(a, i, err);
+		agent_refuse_peer(a, p, err);
 		return -1;
 	}
 	if (k == PK_HELLO) {
@@ -162,7 +168,7 @@ agent_peer_frame(struct agent *a, int i, const json_t *msg)
 		if (strcmp(role, "backend") != 0) {
 			snprintf(why, sizeof why, "a hello from a '%.64s': "
 			    "only a backend attaches here", role);
-			agent_refuse_peer(a, i, why);
+			agent_refuse_peer(a, p, why);
 			return -1;
 		}
 		agent_hello(a, p, msg);
@@ -171,7 +177,7 @@ agent_peer_frame(struct agent *a, int i, const json_t *msg)
 	if (!p->is_backend) {
 		snprintf(why, sizeof why, "'%s' frame before the backend's "
 		    "hello", proto_kind_name(k));
-		agent_refuse_peer(a, i, why);
+		agent_refuse_peer(a, p, why);
 		return -1;
 	}
 	switch (k) {
@@ -188,17 +194,16 @@ agent_peer_frame(struct agent *a, int i, const json_t *msg)
 	return 0;
 }
 
-void
-agent_peer_input(struct agent *a, int i)
+static void
+agent_peer_input(struct agent *a, struct agent_peer *p)
 {
-	struct agent_peer *p = &a->peers[i];
 	json_t		*msg;
 	ssize_t		 n;
 	int		 rc;
 
 	n = proto_reader_fill(&p->rd, p->fd);
 	while ((rc = proto_reader_next(&p->rd, &msg)) == 1) {
-		int closed = agent_peer_frame(a, i, msg);
+		int closed = agent_peer_frame(a, p, msg);
 
 		json_decref(msg);
 		if (closed)
@@ -206,11 +211,25 @@ agent_peer_input(struct agent *a, int i)
 	}
 	if (rc < 0) {
 		agent_log(a, "bad frame from a peer: %s", p->rd.err);
-		agent_close_peer(a, i, p->rd.err);
+		agent_close_peer(a, p, p->rd.err);
 	} else if (n == 0)
-		agent_close_peer(a, i, "connection closed");
+		agent_close_peer(a, p, "connection closed");
 	else if (n < 0 && errno != EAGAIN && errno != EINTR)
-		agent_close_peer(a, i, strerror(errno));
+		agent_close_peer(a, p, strerror(errno));
+}
+
+static void
+agent_on_peer(int fd, short revents, void *arg)
+{
+	struct agent_peer *p = arg;
+
+	(void)fd;
+	if ((revents & POLLOUT) && proto_queue_flush(&p->q) != 0) {
+		agent_close_peer(p->agent, p, strerror(p->q.err));
+		return;
+	}
+	if (revents & ~POLLOUT)
+		agent_peer_input(p->agent, p);
 }
 
 /* A peer on agent.sock; one of another user (whatever made the socket
@@ -220,17 +239,21 @@ agent_accept(struct agent *a)
 {
 	char	 err[300];
 	int	 fd = net_accept_unix(a->lfd, "agent.sock", err, sizeof err);
+	struct agent_peer *p;
 
 	if (fd < 0) {
 		if (errno == EPERM)
 			agent_log(a, "%s", err);
 		return;
 	}
+	p = xcalloc(1, sizeof *p);
+	p->agent = a;
+	p->fd = fd;
+	proto_reader_init(&p->rd);
+	proto_queue_init(&p->q, fd, 0);
+	p->ev = evloop_fd_add(a->loop, fd, POLLIN, agent_on_peer, p);
+	evloop_fd_want(p->ev, proto_queue_want, &p->q);
 	a->peers = xreallocarray(a->peers, (size_t)a->npeers + 1,
 	    sizeof *a->peers);
-	a->peers[a->npeers].fd = fd;
-	a->peers[a->npeers].is_backend = false;
-	proto_reader_init(&a->peers[a->npeers].rd);
-	proto_queue_init(&a->peers[a->npeers].q, fd, 0);
-	a->npeers++;
+	a->peers[a->npeers++] = p;
 }

@@ -1,16 +1,16 @@
 /*
  * agent.c: the agent daemon's main loop.
  *
- * One poll() loop: the listening socket, the peers (a backend, or a
- * connection not yet introduced by hello: agent-peer.c), the workers'
- * socketpairs, a self-pipe for SIGCHLD and SIGTERM, and a 1 Hz tick for
- * the sampler.
+ * One event loop (lib/evloop.h): the listening socket, the peers (a
+ * backend, or a connection not yet introduced by hello: agent-peer.c),
+ * the workers' socketpairs and output pipes (supervisor.c), a self-pipe
+ * for SIGCHLD and SIGTERM, a 1 Hz tick for the sampler and the idle
+ * exit, and the programs' deadlines as the longest wait.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "lib/clock.h"
+#include "lib/evloop.h"
 #include "lib/net.h"
 #include "lib/nvml.h"
 #include "lib/statedir.h"
@@ -63,8 +64,8 @@ static struct agent_peer *
 agent_backend(struct agent *a)
 {
 	for (int i = 0; i < a->npeers; i++) {
-		if (a->peers[i].is_backend)
-			return &a->peers[i];
+		if (a->peers[i]->is_backend)
+			return a->peers[i];
 	}
 	return NULL;
 }
@@ -168,100 +169,68 @@ agent_running_workers(const struct agent *a)
 	return n;
 }
 
+/* The self-pipe: SIGTERM and SIGINT stop the agent, SIGCHLD reaps. */
+static void
+agent_on_signals(int fd, short revents, void *arg)
+{
+	struct agent	*a = arg;
+	char		 c;
+
+	(void)revents;
+	while (read(fd, &c, 1) == 1) {
+		if (c == SIGTERM || c == SIGINT) {
+			agent_log(a, "signal %d: stopping", c);
+			a->quit = true;
+		}
+	}
+	agent_reap(a);
+}
+
+static void
+agent_on_listen(int fd, short revents, void *arg)
+{
+	(void)fd;
+	(void)revents;
+	agent_accept(arg);
+}
+
+/* Once a second: the node's sample, and the idle exit (no workers, no
+ * backend for idle_exit_s). */
+static void
+agent_on_tick(void *arg)
+{
+	struct agent	*a = arg;
+	double		 now = clock_mono();
+
+	agent_tick(a);
+	if (agent_running_workers(a) > 0 || agent_backend(a) != NULL)
+		a->idle_since = now;
+	else if (a->idle_exit_s > 0 && now - a->idle_since > a->idle_exit_s) {
+		agent_log(a, "idle for %d s; exiting", a->idle_exit_s);
+		a->quit = true;
+	}
+}
+
 void
 agent_loop(struct agent *a)
 {
-	struct pollfd	 pfd[2 + 64 + 2 * AGENT_MAX_WORKERS];
-	int		 widx[AGENT_MAX_WORKERS], oidx[AGENT_MAX_WORKERS];
-	int		 npeer, nw, no, n;
-	double		 next_tick = clock_mono();
-	char		 c;
+	struct evloop_timer *tick;
 
 	a->idle_since = clock_mono();
+	evloop_fd_add(a->loop, a->lfd, POLLIN, agent_on_listen, a);
+	evloop_fd_add(a->loop, agent_sigpipe[0], POLLIN, agent_on_signals, a);
+	tick = evloop_timer_add(a->loop, 0, 1.0, agent_on_tick, a);
 	while (!a->quit) {
 		double now = clock_mono();
 		double due = program_tick(a, now);	/* programs' timers */
-		int timeout = (int)(((due < next_tick ? due : next_tick) - now) *
-		    1000) + 1;
+		int ms = due > now ? (int)((due - now) * 1000) + 1 : 0;
 
-		if (now >= next_tick) {
-			agent_tick(a);
-			next_tick += 1.0;
-			if (next_tick < now)
-				next_tick = now + 1.0;
-			continue;
-		}
-		if (agent_running_workers(a) > 0 || agent_backend(a) != NULL)
-			a->idle_since = now;
-		else if (a->idle_exit_s > 0 && now - a->idle_since > a->idle_exit_s) {
-			agent_log(a, "idle for %d s; exiting", a->idle_exit_s);
-			break;
-		}
-		n = 0;
-		pfd[n++] = (struct pollfd){ .fd = a->lfd, .events = POLLIN };
-		pfd[n++] = (struct pollfd){ .fd = agent_sigpipe[0], .events = POLLIN };
-		npeer = a->npeers < 64 ? a->npeers : 64;
-		for (int i = 0; i < npeer; i++)
-			pfd[n++] = (struct pollfd){ .fd = a->peers[i].fd,
-			    .events = POLLIN | proto_queue_events(&a->peers[i].q) };
-		nw = 0;
-		for (int i = 0; i < a->nworkers; i++) {
-			if (a->workers[i].fd < 0)
-				continue;
-			widx[nw++] = i;
-			pfd[n++] = (struct pollfd){ .fd = a->workers[i].fd,
-			    .events = POLLIN | proto_queue_events(&a->workers[i].q) };
-		}
-		no = 0;
-		for (int i = 0; i < a->nworkers; i++) {
-			if (a->workers[i].out < 0)
-				continue;
-			oidx[no++] = i;
-			pfd[n++] = (struct pollfd){ .fd = a->workers[i].out, .events = POLLIN };
-		}
-		if (poll(pfd, (nfds_t)n, timeout) < 0) {
-			if (errno == EINTR)
-				continue;
+		if (evloop_run_once(a->loop, ms) < 0) {
 			agent_log(a, "poll: %s", strerror(errno));
 			break;
 		}
-		/* Workers first, so their last frames precede their exit. */
-		for (int i = 0; i < nw; i++) {
-			struct agent_worker *w = &a->workers[widx[i]];
-			short		 ev = pfd[2 + npeer + i].revents;
-
-			if ((ev & POLLOUT) && proto_queue_flush(&w->q) != 0)
-				agent_log(a, "cannot reach %s rank %d: %s", w->job,
-				    w->rank, strerror(w->q.err));
-			if (ev & ~POLLOUT)
-				agent_worker_input(a, w);
-		}
-		for (int i = 0; i < no; i++) {
-			if (pfd[2 + npeer + nw + i].revents != 0)
-				ranklog_input(a, &a->workers[oidx[i]]);
-		}
-		if (pfd[1].revents & POLLIN) {
-			while (read(agent_sigpipe[0], &c, 1) == 1) {
-				if (c == SIGTERM || c == SIGINT) {
-					agent_log(a, "signal %d: stopping", c);
-					a->quit = true;
-				}
-			}
-			agent_reap(a);
-		}
-		for (int i = npeer - 1; i >= 0; i--) {
-			short ev = pfd[2 + i].revents;
-
-			if ((ev & POLLOUT) && proto_queue_flush(&a->peers[i].q) != 0) {
-				agent_close_peer(a, i, strerror(a->peers[i].q.err));
-				continue;
-			}
-			if (ev & ~POLLOUT)
-				agent_peer_input(a, i);
-		}
-		if (pfd[0].revents & POLLIN)
-			agent_accept(a);
 	}
+	evloop_timer_del(tick);
 }
 
 /* Stop every worker: SIGTERM to each group, then SIGKILL after 5 s. */

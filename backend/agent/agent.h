@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "lib/cmd-entry.h"
+#include "lib/evloop.h"
 #include "backend/proto/proto.h"
 #include "backend/agent/sampler.h"
 
@@ -30,8 +31,10 @@
 struct program_rank;
 
 struct agent_worker {
+	struct agent	*agent;
 	pid_t		 pid;
 	int		 fd;		/* -1 once closed */
+	struct evloop_fd *ev;		/* fd in the agent's loop */
 	struct proto_reader rd;
 	struct proto_queue q;		/* commands and store answers to it */
 	char		 job[64];
@@ -41,6 +44,7 @@ struct agent_worker {
 	json_t		*last_metrics;
 	/* Its stdout and stderr (ranklog.c). */
 	int		 out;		/* the pipe; -1 once closed */
+	struct evloop_fd *out_ev;
 	int		 logfd;		/* DIR/JOB.rankR.log; -1 if none */
 	char		 line[RANKLOG_LINE + 1];
 	size_t		 linelen;
@@ -52,7 +56,9 @@ struct agent_worker {
 };
 
 struct agent_peer {
+	struct agent	*agent;
 	int		 fd;
+	struct evloop_fd *ev;		/* fd in the agent's loop */
 	struct proto_reader rd;
 	struct proto_queue q;		/* what goes to it */
 	bool		 is_backend;
@@ -63,7 +69,8 @@ struct agent {
 	char		 dir[4096];
 	char		 exe[4096];
 	int		 lfd;
-	struct agent_peer *peers;
+	struct evloop	*loop;
+	struct agent_peer **peers;	/* as many as connect */
 	int		 npeers;
 	struct agent_worker workers[AGENT_MAX_WORKERS];
 	int		 nworkers;
@@ -112,10 +119,10 @@ void	ranklog_close(struct agent *, struct agent_worker *);
 /* Make s[0..n) printable UTF-8 in place: controls and bad bytes -> '?'. */
 void	ranklog_clean(char *s, size_t n);
 
-/* The peers on agent.sock (agent-peer.c). */
+/* The peers on agent.sock (agent-peer.c): each accepted one is watched
+ * by the agent's loop until it is closed. */
 void	agent_accept(struct agent *);
-void	agent_peer_input(struct agent *, int i);
-void	agent_close_peer(struct agent *, int i, const char *why);
+void	agent_close_peer(struct agent *, struct agent_peer *, const char *why);
 
 /* The daemon (agent.c). */
 int	agent_signals_init(void);

@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "backend/proto/event.h"
 #include "backend/agent/agent.h"
 
 /* The longest line a program may write on HUNTER_FD. */
@@ -76,7 +77,7 @@ struct program_rank {
  * never blocks (a program that does not read HUNTER_FD loses what does
  * not fit). */
 void	program_send(struct agent *, struct agent_worker *, json_t *msg);
-void	program_event(struct agent *, struct agent_worker *, const char *kind,
+void	program_event(struct agent *, struct agent_worker *, enum event_kind,
 	    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void	program_write(struct agent *, struct agent_worker *, json_t *line);
 

@@ -55,20 +55,20 @@ program_command(struct agent *a, struct agent_worker *w, const json_t *msg)
 		return;
 	else if (strcmp(cmd, "checkpoint") == 0) {
 		kill(w->pid, SIGUSR1);
-		program_event(a, w, "signal", "rank %d: SIGUSR1 (checkpoint) to "
+		program_event(a, w, EV_SIGNAL, "rank %d: SIGUSR1 (checkpoint) to "
 		    "pid %ld; the program does not speak the protocol, so it "
 		    "declares no checkpoint", w->rank, (long)w->pid);
 	} else if (strcmp(cmd, "pause") == 0 && !p->sigstopped) {
 		kill(-w->pid, SIGSTOP);
 		p->sigstopped = p->paused = true;
-		program_event(a, w, "paused", "rank %d: SIGSTOP to its process "
+		program_event(a, w, EV_PAUSED, "rank %d: SIGSTOP to its process "
 		    "group (the program does not speak the protocol); warning: "
 		    "its peers' collective timeouts may fire while it is held",
 		    w->rank);
 	} else if (strcmp(cmd, "resume") == 0 && p->sigstopped) {
 		kill(-w->pid, SIGCONT);
 		p->sigstopped = p->paused = false;
-		program_event(a, w, "resumed", "rank %d: SIGCONT to its process "
+		program_event(a, w, EV_RESUMED, "rank %d: SIGCONT to its process "
 		    "group", w->rank);
 	}
 }
@@ -153,7 +153,7 @@ program_rank_tick(struct agent *a, struct agent_worker *w, double now)
 	if (p->speaks && !p->reported && !p->startup_said &&
 	    now >= p->hello_t + p->startup_s) {
 		p->startup_said = true;
-		program_event(a, w, "warning", "rank %d said hello %.0f s ago "
+		program_event(a, w, EV_WARNING, "rank %d said hello %.0f s ago "
 		    "and has reported no metrics (program.startup %.0f s); its "
 		    "heartbeat stops here", w->rank, now - p->hello_t,
 		    p->startup_s);
@@ -217,7 +217,7 @@ program_flood(struct agent *a, struct agent_worker *w, int rate)
 	if (w->prog->flood_said)
 		return;
 	w->prog->flood_said = true;
-	program_event(a, w, "warning", "rank %d prints more than %d lines a "
+	program_event(a, w, EV_WARNING, "rank %d prints more than %d lines a "
 	    "second: the logs screen gets %d a second, the rest stay in "
 	    "%s.rank%d.log on %s (up to %lld MiB)", w->rank, rate, rate, w->job,
 	    w->rank, a->node, PROGRAM_LOG_MAX >> 20);

@@ -235,7 +235,7 @@ program_send(struct agent *a, struct agent_worker *w, json_t *msg)
 }
 
 void
-program_event(struct agent *a, struct agent_worker *w, const char *kind,
+program_event(struct agent *a, struct agent_worker *w, enum event_kind kind,
     const char *fmt, ...)
 {
 	va_list	 ap;
@@ -245,8 +245,8 @@ program_event(struct agent *a, struct agent_worker *w, const char *kind,
 	vsnprintf(why, sizeof why, fmt, ap);
 	va_end(ap);
 	program_send(a, w, json_pack("{s:s, s:s, s:s, s:i, s:s}", "t",
-	    MSG_EVENT, "job", w->job, "kind", kind, "rank", w->rank, "reason",
-	    why));
+	    MSG_EVENT, "job", w->job, "kind", event_kind_name(kind), "rank",
+	    w->rank, "reason", why));
 }
 
 void
@@ -345,6 +345,8 @@ program_input(struct agent *a, struct agent_worker *w)
 	}
 	if (reads > 16 || (n < 0 && (errno == EAGAIN || errno == EINTR)))
 		return;
+	evloop_fd_del(w->ev);
+	w->ev = NULL;
 	close(w->fd);
 	w->fd = -1;
 }

@@ -134,6 +134,8 @@ ranklog_close(struct agent *a, struct agent_worker *w)
 		return;
 	if (w->linelen > 0)
 		ranklog_line(a, w);
+	evloop_fd_del(w->out_ev);
+	w->out_ev = NULL;
 	close(w->out);
 	w->out = -1;
 	if (w->logfd >= 0)

@@ -25,7 +25,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -38,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/evloop.h"
 #include "lib/net.h"
 #include "lib/statedir.h"
 #include "backend/agent/agent.h"
@@ -213,7 +213,9 @@ stdio_read(struct stdio_dir *d)
 	return 0;
 }
 
-/* Write what d holds as far as to takes it.  0, or -1 when to failed. */
+/* Write what d holds as far as to takes it.  0, or -1 when to failed.
+ * Once all is out the buffer starts over, so a full one has room again
+ * (it was left full, and its side was never read again). */
 static int
 stdio_write(struct stdio_dir *d)
 {
@@ -224,14 +226,71 @@ stdio_write(struct stdio_dir *d)
 			return errno == EINTR || errno == EAGAIN ? 0 : -1;
 		d->off += (size_t)w;
 	}
+	d->off = d->len = 0;
 	return 0;
+}
+
+/* The loop reads a side while its direction has room, writes the other
+ * while it holds bytes. */
+static short
+stdio_want_read(void *arg)
+{
+	struct stdio_dir *d = arg;
+
+	return d->len < sizeof d->buf ? POLLIN : 0;
+}
+
+static short
+stdio_want_write(void *arg)
+{
+	struct stdio_dir *d = arg;
+
+	return d->off < d->len ? POLLOUT : 0;
+}
+
+/* What came is passed on at once; a hang-up still reads as EOF once the
+ * data is taken (a full buffer: the rest once the other side took it). */
+static void
+stdio_on_read(int fd, short revents, void *arg)
+{
+	struct stdio_dir *d = arg;
+
+	(void)fd;
+	if (d->len == sizeof d->buf ? (revents & (POLLHUP | POLLERR)) != 0 :
+	    stdio_read(d) != 0)
+		d->eof = true;
+	if (stdio_write(d) != 0)
+		d->eof = true;
+}
+
+/* Its side can take more; an error there with nothing to take (the
+ * reader of stdout is gone) ends the direction too. */
+static void
+stdio_on_write(int fd, short revents, void *arg)
+{
+	struct stdio_dir *d = arg;
+	bool		 idle = d->off == d->len;
+
+	(void)fd;
+	if (stdio_write(d) != 0 || (idle && (revents & POLLERR)))
+		d->eof = true;
+}
+
+/* fd into the loop as d's source (reading) or its destination. */
+static void
+stdio_watch(struct evloop *loop, int fd, bool reading, struct stdio_dir *d)
+{
+	struct evloop_fd *e = evloop_fd_add(loop, fd, 0, reading ?
+	    stdio_on_read : stdio_on_write, d);
+
+	evloop_fd_want(e, reading ? stdio_want_read : stdio_want_write, d);
 }
 
 int
 agent_stdio_main(const char *node, const char *dir_arg, int idle_exit_s)
 {
 	static struct stdio_dir up, down;	/* to the agent, to the backend */
-	struct pollfd	 pfd[3];
+	struct evloop	*loop;
 	char		 dir[PATH_MAX];
 	int		 sock;
 	pid_t		 in_step = -1;
@@ -256,35 +315,18 @@ agent_stdio_main(const char *node, const char *dir_arg, int idle_exit_s)
 	net_set_nonblock(0, 1);
 	net_set_nonblock(1, 1);
 	net_set_nonblock(sock, 1);
+	/* The reads first: what the daemon said before it hung up is taken
+	 * before the socket's hang-up can end the relay. */
+	loop = evloop_new();
+	stdio_watch(loop, 0, true, &up);
+	stdio_watch(loop, sock, true, &down);
+	stdio_watch(loop, sock, false, &up);
+	stdio_watch(loop, 1, false, &down);
 	/* Until either side closes: the console went away, or the daemon
 	 * closed (it exits, or a newer backend took over). */
-	while (!up.eof && !down.eof) {
-		pfd[0] = (struct pollfd){ .fd = 0,
-		    .events = up.len < sizeof up.buf ? POLLIN : 0 };
-		pfd[1] = (struct pollfd){ .fd = sock,
-		    .events = (down.len < sizeof down.buf ? POLLIN : 0) |
-		    (up.off < up.len ? POLLOUT : 0) };
-		pfd[2] = (struct pollfd){ .fd = 1,
-		    .events = down.off < down.len ? POLLOUT : 0 };
-		if (poll(pfd, 3, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		/* A hang-up still reads as EOF once the data is taken. */
-		if ((pfd[0].revents & ~POLLOUT) && (up.len == sizeof up.buf ?
-		    (pfd[0].revents & (POLLHUP | POLLERR)) != 0 :
-		    stdio_read(&up) != 0))
-			up.eof = true;
-		if ((pfd[1].revents & ~POLLOUT) && (down.len == sizeof down.buf ?
-		    (pfd[1].revents & (POLLHUP | POLLERR)) != 0 :
-		    stdio_read(&down) != 0))
-			down.eof = true;	/* a full buffer: the rest below */
-		if (stdio_write(&up) != 0)
-			up.eof = true;
-		if (stdio_write(&down) != 0)
-			down.eof = true;
-	}
+	while (!up.eof && !down.eof && evloop_run_once(loop, -1) >= 0)
+		;
+	evloop_free(loop);
 	/* The daemon closed: its last frames (an error saying why) still go
 	 * out, waiting for the channel now that nothing else is left. */
 	if (down.eof) {

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "lib/net.h"
+#include "backend/proto/launch.h"
 #include "backend/comm/comm.h"
 #include "backend/agent/agent.h"
 
@@ -55,21 +56,45 @@ agent_worker_release(struct agent *a, struct agent_worker *w)
 		a->nworkers--;
 }
 
+static void
+agent_on_worker(int fd, short revents, void *arg)
+{
+	struct agent_worker *w = arg;
+
+	(void)fd;
+	if ((revents & POLLOUT) && proto_queue_flush(&w->q) != 0)
+		agent_log(w->agent, "cannot reach %s rank %d: %s", w->job,
+		    w->rank, strerror(w->q.err));
+	if (revents & ~POLLOUT)
+		agent_worker_input(w->agent, w);
+}
+
+static void
+agent_on_output(int fd, short revents, void *arg)
+{
+	struct agent_worker *w = arg;
+
+	(void)fd;
+	(void)revents;
+	ranklog_input(w->agent, w);
+}
+
 int
 agent_spawn(struct agent *a, const json_t *launch, char *err, size_t errlen)
 {
-	const char	*job = json_string_value(json_object_get(launch, "job"));
-	json_t		*rank = json_object_get(launch, "rank");
+	struct launch_order l;
 	struct agent_worker *w;
 	struct program_rank *prog = NULL;
 	char		 log[PATH_MAX];
 	int		 sv[2], po[2];
 	pid_t		 pid;
 
-	if (job == NULL || !json_is_integer(rank)) {
-		snprintf(err, errlen, "launch needs job and rank");
+	/* proto_kind checked the order against its list (launch.h). */
+	if (launch_unpack(launch, &l, err, errlen) != 0) {
+		launch_free(&l);
 		return -1;
 	}
+	launch_free(&l);	/* what is kept here is not allocated */
 	if ((w = agent_worker_slot(a)) == NULL) {
 		snprintf(err, errlen, "node %s already runs %d workers", a->node,
 		    AGENT_MAX_WORKERS);
@@ -94,8 +119,8 @@ agent_spawn(struct agent *a, const json_t *launch, char *err, size_t errlen)
 		close(sv[1]);
 		goto fail;
 	}
-	snprintf(log, sizeof log, "%s/%s.rank%d.log", a->dir, job,
-	    (int)json_integer_value(rank));
+	snprintf(log, sizeof log, "%s/%s.rank%d.log", a->dir, l.job,
+	    l.rank);
 	if ((pid = fork()) < 0) {
 		snprintf(err, errlen, "fork: %s", strerror(errno));
 		close(sv[0]);
@@ -121,19 +146,22 @@ agent_spawn(struct agent *a, const json_t *launch, char *err, size_t errlen)
 	close(sv[1]);
 	close(po[1]);
 	ranklog_open(w, po[0], log);
+	w->agent = a;
 	w->pid = pid;
 	w->fd = sv[0];
 	w->exited = false;
-	w->rank = (int)json_integer_value(rank);
-	w->world = (int)json_integer_value(json_object_get(launch, "world"));
-	w->generation = (int)json_integer_value(json_object_get(launch,
-	    "generation"));
-	w->run = json_integer_value(json_object_get(launch, "run"));
-	snprintf(w->job, sizeof w->job, "%s", job);
+	w->rank = l.rank;
+	w->world = l.world;
+	w->generation = l.generation;
+	w->run = l.run;
+	snprintf(w->job, sizeof w->job, "%s", l.job);
 	proto_reader_init(&w->rd);
 	proto_queue_init(&w->q, w->fd, 0);
+	w->ev = evloop_fd_add(a->loop, w->fd, POLLIN, agent_on_worker, w);
+	evloop_fd_want(w->ev, proto_queue_want, &w->q);
+	w->out_ev = evloop_fd_add(a->loop, w->out, POLLIN, agent_on_output, w);
 	if ((w->prog = prog) != NULL) {
-		agent_log(a, "started %s rank %d as pid %ld: %s", job, w->rank,
+		agent_log(a, "started %s rank %d as pid %ld: %s", l.job, w->rank,
 		    (long)pid, json_string_value(json_array_get(json_object_get(
 		    json_object_get(launch, "program"), "argv"), 0)));
 		return 0;
@@ -144,7 +172,7 @@ agent_spawn(struct agent *a, const json_t *launch, char *err, size_t errlen)
 		kill(-pid, SIGKILL);
 		return -1;
 	}
-	agent_log(a, "started %s rank %d as pid %ld", job, w->rank, (long)pid);
+	agent_log(a, "started %s rank %d as pid %ld", l.job, w->rank, (long)pid);
 	return 0;
 fail:
 	w->prog = prog;
@@ -155,6 +183,8 @@ fail:
 static void
 agent_worker_close(struct agent_worker *w)
 {
+	evloop_fd_del(w->ev);
+	w->ev = NULL;
 	if (w->fd >= 0)
 		close(w->fd);
 	w->fd = -1;

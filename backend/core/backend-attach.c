@@ -1,19 +1,54 @@
 /*
- * backend-attach.c: re-attaching to a running job: the journal's "job"
- * and "job_end" records rebuild the jobs, and the newest one still
- * running (or the one named) is followed again, its heartbeats counted
- * from now.
+ * backend-attach.c: re-attaching to a job: the journal's "job", "phase"
+ * and "job_end" records rebuild the jobs, and the newest (or the one
+ * named) is followed again, its heartbeats counted from now; one that
+ * has ended says how, from the journal and its saved series.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lib/clock.h"
 #include "lib/xmalloc.h"
 #include "backend/core/backend-internal.h"
+#include "backend/core/series-file.h"
 #include "backend/core/backend-program.h"
 
-/* Rebuild jobs from the journal: the last "job" record of each name that
- * has no "job_end" after it is still running. */
+/* The newest job called name that the journal rebuilt; the jobs this
+ * backend had before it replayed are its own, and no record moves them. */
+static struct job_state *
+replayed_job(struct backend *b, const char *name)
+{
+	for (int i = b->njobs - 1; name != NULL && i >= b->replay_from; i--) {
+		if (strcmp(b->jobs[i].name, name) == 0)
+			return &b->jobs[i];
+	}
+	return NULL;
+}
+
+/*
+ * Rebuild jobs from the journal: the last "job" record of each name that
+ * has no "job_end" after it is still live.  Its phase is what the
+ * journal's phase events left it in, where a re-attached backend can
+ * carry on from there (paused, stopping), else running; a job_end
+ * record's is final.
+ */
+static void
+backend_replay_phase(struct backend *b, const json_t *rec)
+{
+	struct job_state *j = replayed_job(b, json_string_value(
+	    json_object_get(rec, "job")));
+	enum job_phase	 p;
+
+	if (j == NULL || job_done(j) || json_integer_value(json_object_get(rec,
+	    "rank")) >= 0 || job_phase_named(json_string_value(
+	    json_object_get(rec, "to")), &p) != 0)
+		return;
+	if (p == JOB_PAUSED || p == JOB_STOPPING)
+		job_restore_phase(j, p);
+	else if (!job_phase_final(p))
+		job_restore_phase(j, JOB_RUNNING);
+}
 static void
 backend_replay_record(void *ctx, json_t *rec)
 {
@@ -28,15 +63,40 @@ backend_replay_record(void *ctx, json_t *rec)
 	if (name == NULL)
 		return;
 	if (kind == PK_JOB_END) {
-		if ((j = backend_job(b, name)) != NULL)
-			j->done = true;
+		enum job_phase	 p = JOB_STOPPED;
+
+		job_phase_named(json_string_value(json_object_get(rec,
+		    "state")), &p);
+		if ((j = replayed_job(b, name)) != NULL && !job_done(j)) {
+			job_restore_phase(j, job_phase_final(p) ? p : JOB_STOPPED);
+			snprintf(j->reason, sizeof j->reason, "%s",
+			    json_string_value(json_object_get(rec, "reason")) ?:
+			    "");
+		}
+		return;
+	}
+	if (kind == PK_EVENT && event_kind_of(rec) == EV_PHASE) {
+		backend_replay_phase(b, rec);
 		return;
 	}
 	if (kind != PK_JOB) {
 		backend_program_replay(b, rec);	/* a program's checkpoints */
 		return;
 	}
-	j = backend_new_job(b, name);
+	/* The next generation of the same run is the same job, placed
+	 * anew; another run of the name makes the older one history (it
+	 * ended, or its backend died before it could say so). */
+	if ((j = replayed_job(b, name)) != NULL && j->run ==
+	    json_integer_value(json_object_get(rec, "run"))) {
+		free(j->yaml);
+		free(j->ranks);
+		j->yaml = NULL;
+		j->ranks = NULL;
+	} else {
+		if (j != NULL && !job_done(j))
+			job_restore_phase(j, JOB_STOPPED);
+		j = backend_new_job(b, name, JOB_RUNNING);
+	}
 	j->yaml = xstrdup(json_string_value(json_object_get(rec, "yaml")) ?: "");
 	snprintf(j->spec_file, sizeof j->spec_file, "%s",
 	    json_string_value(json_object_get(rec, "spec_file")) ?: "");
@@ -56,12 +116,37 @@ backend_replay_record(void *ctx, json_t *rec)
 
 		if (i < (size_t)j->world && fn != NULL) {
 			j->ranks[i].node = (int)(fn - b->fleet.nodes);
-			j->ranks[i].status = RANK_RUNNING;
+			rank_restore_phase(j, (int)i, RANK_RUNNING);
 			/* Heartbeats are counted from the re-attach. */
 			j->ranks[i].last_seen = clock_mono();
 		}
 	}
 	backend_program_replay(b, rec);
+}
+
+/* The last summary of j's run in its saved series, if there is one. */
+static void
+attach_summary(struct backend *b, struct job_state *j)
+{
+	char		 path[PATH_MAX + 128], *line = NULL, err[64];
+	size_t		 cap = 0;
+	FILE		*f;
+	json_t		*o;
+
+	series_file_path(b->dir, j->name, path, sizeof path);
+	if ((f = fopen(path, "r")) == NULL)
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		if (strstr(line, "\"summary\"") == NULL ||
+		    (o = json_loads(line, 0, NULL)) == NULL)
+			continue;
+		if (proto_kind(o, NULL, 0) == PK_SUMMARY &&
+		    json_integer_value(json_object_get(o, "run")) == j->run)
+			summary_unpack(o, &j->sum, err, sizeof err);
+		json_decref(o);
+	}
+	free(line);
+	fclose(f);
 }
 
 int
@@ -71,32 +156,38 @@ backend_attach(struct backend *b, const char *name, char *err, size_t errlen)
 	int		 bad;
 	struct job_state *j;
 
+	/* Once: the jobs it rebuilds are this backend's from then on. */
 	snprintf(path, sizeof path, "%s/journal.jsonl", b->dir);
-	if (journal_replay(path, backend_replay_record, b, &bad, why,
-	    sizeof why) < 0) {
+	if (!b->replayed)
+		b->replay_from = b->njobs;	/* before them, its own */
+	if (!b->replayed && journal_replay(path, backend_replay_record, b,
+	    &bad, why, sizeof why) < 0) {
 		snprintf(err, errlen, "%s", why);
 		return -1;
 	}
-	if (bad > 0)
-		backend_event(b, NULL, "restarted", -1, NULL, "%s (%d line%s)",
+	if (!b->replayed && bad > 0)
+		backend_event(b, NULL, EV_RESTARTED, -1, NULL, "%s (%d line%s)",
 		    why, bad, bad == 1 ? "" : "s");
-	for (int i = b->njobs - 1; i >= 0; i--) {
-		j = &b->jobs[i];
-		if (!j->done && (name == NULL || strcmp(j->name, name) == 0)) {
-			/* Older records of the same name are history. */
-			for (int k = 0; k < i; k++) {
-				if (strcmp(b->jobs[k].name, j->name) == 0)
-					b->jobs[k].done = true;
-			}
-			j->grace_until = clock_mono() + 5;
-			for (int r = 0; r < j->world; r++)
-				b->used[j->ranks[r].node]++;
-			backend_event(b, j->name, "restarted", -1, NULL,
-			    "re-attached to %s (%d ranks)", j->name, j->world);
-			return 0;
-		}
+	b->replayed = true;
+	if ((j = backend_job(b, name)) == NULL) {
+		snprintf(err, errlen, "no job%s%s in the journal of %s", name ?
+		    " named " : "", name ? name : "", b->dir);
+		return -1;
 	}
-	snprintf(err, errlen, "no running job%s%s in %s", name ? " named " : "",
-	    name ? name : "", b->dir);
-	return -1;
+	if (job_done(j)) {
+		/* It ended before this attach: its end, as the journal and its
+		 * saved series have it. */
+		attach_summary(b, j);
+		backend_event(b, j->name, EV_RESTARTED, -1, NULL, "%s had "
+		    "ended before this attach: %s%s%s", j->name,
+		    job_phase_name(j->phase), j->reason[0] != '\0' ? ": " : "",
+		    j->reason);
+		return 0;
+	}
+	j->grace_until = clock_mono() + 5;
+	for (int r = 0; r < j->world; r++)
+		b->used[j->ranks[r].node]++;
+	backend_event(b, j->name, EV_RESTARTED, -1, NULL, "re-attached to %s "
+	    "(%d ranks)", j->name, j->world);
+	return 0;
 }

@@ -26,7 +26,7 @@ backend_node_down(struct backend *b, int n, const char *why)
 	if (strcmp(nv->down, why) == 0)
 		return;
 	snprintf(nv->down, sizeof nv->down, "%s", why);
-	backend_event(b, NULL, "down", -1, name, "node %s is down: %s; "
+	backend_event(b, NULL, EV_DOWN, -1, name, "node %s is down: %s; "
 	    "placement leaves it out until it answers again", name, why);
 }
 
@@ -40,7 +40,7 @@ backend_node_back(struct backend *b, int n)
 	b->placing.nodes[n].cpu_slots = ns->cpu_slots;
 	b->placing.nodes[n].cuda_slots = ns->cuda_slots;
 	if (b->nodes[n].down[0] != '\0')
-		backend_event(b, NULL, "up", -1, ns->name, "node %s is back",
+		backend_event(b, NULL, EV_UP, -1, ns->name, "node %s is back",
 		    ns->name);
 	b->nodes[n].down[0] = '\0';
 }
@@ -51,30 +51,29 @@ backend_lose_ranks(struct backend *b, struct job_state *j, int n,
     const char *why)
 {
 	const char	*name = b->cluster->nodes[n].name;
-	bool		 lost = false;
+	char		 lost[160];
+	bool		 any = false;
 
 	for (int r = 0; r < j->world; r++) {
 		struct rank_state *rs = &j->ranks[r];
 
-		if (rs->node != n || (rs->status != RANK_RUNNING &&
-		    rs->status != RANK_PENDING))
+		if (rs->node != n || rs->phase != RANK_RUNNING)
 			continue;
 		/* A re-formation or a preemption was stopping it anyway. */
-		if (j->restart.pending || b->preempting) {
-			rs->status = RANK_EXITED;
+		if (job_reforming(j) || b->preempting) {
+			rank_set_phase(b, j, r, RANK_EXITED, "gone with the link "
+			    "to %s, which was stopping it", name);
 			continue;
 		}
-		rs->status = RANK_FAILED;
-		rs->exit_signal = 9;
-		snprintf(rs->exit_reason, sizeof rs->exit_reason, "lost with "
-		    "the link to %s", name);
-		backend_event(b, j->name, "failed", r, name, "rank %d on %s is "
+		snprintf(lost, sizeof lost, "lost with the link to %s", name);
+		job_rank_failed(b, j, r, 9, lost);
+		backend_event(b, j->name, EV_FAILED, r, name, "rank %d on %s is "
 		    "lost with its node's link (%s)", r, name, why);
-		lost = true;
+		any = true;
 	}
-	if (lost)
-		backend_choose_failover(b, j);
-	backend_job_done(b, j);
+	if (any)
+		job_failover(b, j);
+	job_settle(b, j);
 }
 
 void
@@ -92,7 +91,7 @@ backend_link_lost(struct backend *b, struct fleet_node *fn)
 		fleet_set_why(fn, why);	/* srun's words, for the queue */
 	backend_node_down(b, n, why);
 	for (int i = 0; i < b->njobs; i++) {
-		if (!b->jobs[i].done && !b->jobs[i].queued)
+		if (!job_done(&b->jobs[i]) && b->jobs[i].phase != JOB_QUEUED)
 			backend_lose_ranks(b, &b->jobs[i], n, why);
 	}
 }

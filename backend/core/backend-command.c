@@ -26,7 +26,7 @@ backend_send_cmd(struct backend *b, struct job_state *j, enum job_cmd c)
 	bool	*sent;
 
 	if (m == NULL) {
-		backend_event(b, j->name, "refused", -1, NULL, "%s: %s",
+		backend_event(b, j->name, EV_REFUSED, -1, NULL, "%s: %s",
 		    job_cmd_names[c], err);
 		return;
 	}
@@ -48,37 +48,21 @@ backend_stop_job(struct backend *b, const char *name)
 {
 	struct job_state *j = backend_job(b, name);
 
-	if (j == NULL || j->done)
+	if (j == NULL || job_done(j))
 		return;
-	/* Nothing runs to stop at a step: it ends now.  A queued job keeps
-	 * why it waited; one whose ranks all failed, why they did. */
-	if (j->queued || !backend_job_running(j)) {
-		bool	 failed = false;
-
-		for (int r = 0; !j->queued && r < j->world; r++) {
-			if (j->ranks[r].status == RANK_FAILED && !failed &&
-			    j->reason[0] == '\0')
-				snprintf(j->reason, sizeof j->reason, "rank %d: %s",
-				    r, j->ranks[r].exit_reason);
-			failed |= j->ranks[r].status == RANK_FAILED;
-		}
-		backend_event(b, j->name, "stopped", -1, NULL, "stopped %s%s%s",
-		    j->queued ? "in the queue" : "with no rank running",
-		    j->reason[0] != '\0' ? ": " : "", j->reason);
-		backend_end_job(b, j, failed ? "failed" : "stopped");
-		return;
-	}
-	backend_send_cmd(b, j, JOB_CMD_STOP);
-	if (j->prog != NULL) {
-		j->prog->stopping = true;
-		backend_event(b, j->name, "checkpoint", -1, NULL, "stop "
+	if (j->phase == JOB_QUEUED || job_ranks_running(j) == 0 ||
+	    j->phase == JOB_STOPPING)
+		;			/* it ends now, or is ending */
+	else if (j->prog != NULL)
+		backend_event(b, j->name, EV_CHECKPOINT, -1, NULL, "stop "
 		    "requested: each rank gets a stop (SIGTERM if it does not "
 		    "speak the protocol), then SIGKILL after %.0f s",
 		    j->spec.program.stop_grace_s);
-		return;
-	}
-	backend_event(b, j->name, "checkpoint", -1, NULL,
-	    "stop requested: every rank checkpoints at the same step and ends");
+	else
+		backend_event(b, j->name, EV_CHECKPOINT, -1, NULL, "stop "
+		    "requested: every rank checkpoints at the same step and "
+		    "ends");
+	job_stop(b, j, "the operator's stop");
 }
 
 /* A command from a front end (posted, or from console.sock).  Returns
@@ -93,7 +77,7 @@ backend_command(struct backend *b, const json_t *cmd)
 
 	/* Its fields first: a job that is a string, a rank that fits. */
 	if (proto_cmd_check(cmd, err, sizeof err) != 0) {
-		backend_event(b, name, "refused", -1, NULL, "%s", err);
+		backend_event(b, name, EV_REFUSED, -1, NULL, "%s", err);
 		return -1;
 	}
 	if (strcmp(c, "detach") == 0) {
@@ -107,14 +91,14 @@ backend_command(struct backend *b, const json_t *cmd)
 
 		if (file == NULL || backend_submit(b, file, &so, err,
 		    sizeof err) != 0) {
-			backend_event(b, NULL, "refused", -1, NULL, "%s",
+			backend_event(b, NULL, EV_REFUSED, -1, NULL, "%s",
 			    file ? err : "submit needs a file");
 			return -1;
 		}
 		return 0;
 	}
-	if (name == NULL || (j = backend_job(b, name)) == NULL || j->done) {
-		backend_event(b, name, "refused", -1, NULL, "no running job "
+	if (name == NULL || (j = backend_job(b, name)) == NULL || job_done(j)) {
+		backend_event(b, name, EV_REFUSED, -1, NULL, "no running job "
 		    "named '%s'", name ? name : "");
 		return -1;
 	}
@@ -132,6 +116,6 @@ backend_command(struct backend *b, const json_t *cmd)
 	}
 	if (strcmp(c, "migrate") == 0)
 		return backend_migrate(b, j, cmd);
-	backend_event(b, j->name, "refused", -1, NULL, "unknown command '%s'", c);
+	backend_event(b, j->name, EV_REFUSED, -1, NULL, "unknown command '%s'", c);
 	return -1;
 }

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include "lib/clock.h"
 #include "lib/net.h"
 #include "lib/utf8.h"
+#include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
 #include "backend/core/backend-internal.h"
 
@@ -61,13 +63,20 @@ backend_console_frame(struct backend *b, struct console_peer *p,
 		proto_queue_send_new(&p->q, m);
 }
 
-static void
-backend_console_close(struct backend *b, int i)
+void
+backend_console_close(struct backend *b, struct console_peer *p)
 {
-	close(b->peers[i].fd);
-	proto_reader_free(&b->peers[i].rd);
-	proto_queue_free(&b->peers[i].q);
-	b->peers[i] = b->peers[--b->npeers];
+	evloop_fd_del(p->ev);
+	close(p->fd);
+	proto_reader_free(&p->rd);
+	proto_queue_free(&p->q);
+	for (int i = 0; i < b->npeers; i++) {
+		if (b->peers[i] == p) {
+			b->peers[i] = b->peers[--b->npeers];
+			break;
+		}
+	}
+	free(p);
 }
 
 /*
@@ -76,10 +85,9 @@ backend_console_close(struct backend *b, int i)
  * that trickle in do not restart it, so a request must be whole within
  * CONSOLE_IDLE_S of its first byte.
  */
-void
-backend_console_input(struct backend *b, int i)
+static void
+backend_console_input(struct backend *b, struct console_peer *p)
 {
-	struct console_peer *p = &b->peers[i];
 	json_t		*msg;
 	bool		 partial = p->rd.len > p->rd.off, whole = false;
 	ssize_t		 n = proto_reader_fill(&p->rd, p->fd);
@@ -95,7 +103,18 @@ backend_console_input(struct backend *b, int i)
 	/* A peer that stopped reading its answers is dropped, too. */
 	if (rc < 0 || n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR) ||
 	    p->q.err != 0)
-		backend_console_close(b, i);
+		backend_console_close(b, p);
+}
+
+static void
+backend_console_on(int fd, short revents, void *arg)
+{
+	struct console_peer *p = arg;
+
+	(void)fd;
+	if (revents & POLLOUT)
+		proto_queue_flush(&p->q);
+	backend_console_input(p->b, p);
 }
 
 /*
@@ -111,18 +130,24 @@ backend_console_accept(struct backend *b)
 	json_t	*m;
 	int	 fd = net_accept_unix(b->console_fd, "console.sock", err,
 	    sizeof err);
+	struct console_peer *p;
 
 	if (fd < 0) {
 		if (errno == EPERM)	/* another user's */
-			backend_event(b, NULL, "refused", -1, NULL, "%s", err);
+			backend_event(b, NULL, EV_REFUSED, -1, NULL, "%s", err);
 		return;
 	}
 	if (b->npeers < MAX_CONSOLE_PEERS) {
-		b->peers[b->npeers].fd = fd;
-		b->peers[b->npeers].last_seen = clock_mono();
-		proto_reader_init(&b->peers[b->npeers].rd);
-		proto_queue_init(&b->peers[b->npeers].q, fd, 0);
-		b->npeers++;
+		p = xcalloc(1, sizeof *p);
+		p->b = b;
+		p->fd = fd;
+		p->last_seen = clock_mono();
+		proto_reader_init(&p->rd);
+		proto_queue_init(&p->q, fd, 0);
+		p->ev = evloop_fd_add(b->loop, fd, POLLIN, backend_console_on,
+		    p);
+		evloop_fd_want(p->ev, proto_queue_want, &p->q);
+		b->peers[b->npeers++] = p;
 		return;
 	}
 	snprintf(why, sizeof why, "too many console.sock clients (%d are "
@@ -141,7 +166,7 @@ void
 backend_console_reap(struct backend *b, double now)
 {
 	for (int i = b->npeers - 1; i >= 0; i--) {
-		if (now - b->peers[i].last_seen > CONSOLE_IDLE_S)
-			backend_console_close(b, i);
+		if (now - b->peers[i]->last_seen > CONSOLE_IDLE_S)
+			backend_console_close(b, b->peers[i]);
 	}
 }

@@ -5,7 +5,7 @@
  * detectors over it (backend/sched/detect.h: they decide, following the
  * job's policy) and applies what they decide: it sends the kill, marks a
  * rank lost or left behind, migrates, restarts or fails over.  Each
- * decision goes to the journal (backend_restart) and the events with
+ * decision goes to the journal (job_reform) and the events with
  * its reason.  After the backend's own loop was held up, the ranks'
  * silence over that time is forgiven (backend_after_stall).
  */
@@ -27,7 +27,7 @@ kill_rank(struct backend *b, struct job_state *j, int r)
 	    MSG_CMD, "cmd", "kill", "job", j->name, "rank", r);
 
 	if (m == NULL) {
-		backend_event(b, j->name, "refused", r, NULL, "kill: %s", err);
+		backend_event(b, j->name, EV_REFUSED, r, NULL, "kill: %s", err);
 		return;
 	}
 	fleet_send(&b->fleet.nodes[j->ranks[r].node], m);
@@ -51,7 +51,7 @@ snapshot(struct backend *b, struct job_state *j, double now,
 		const struct rank_state *rs = &j->ranks[r];
 
 		ranks[r] = (struct detect_rank){ .node = rs->node,
-		    .running = rs->status == RANK_RUNNING, .paused = rs->paused,
+		    .running = rs->phase == RANK_RUNNING, .paused = rs->paused,
 		    .last_seen = rs->last_seen, .kill_sent = rs->kill_sent,
 		    .compute_ms = &rs->h_compute_ms, .step_ms = &rs->h_step_ms,
 		    .comm_ms = &rs->h_comm_ms, .rss = &rs->h_rss,
@@ -61,8 +61,8 @@ snapshot(struct backend *b, struct job_state *j, double now,
 	    .world = j->world, .generation = j->generation, .ranks = ranks,
 	    .nodes = nodes, .nnodes = b->fleet.n,
 	    /* Autotune trials are not watched: they end by themselves. */
-	    .paused = j->paused || program_tune_active(j),
-	    .reforming = j->restart.pending, .reform_since = j->restart.since,
+	    .paused = j->phase == JOB_PAUSED || program_tune_active(j),
+	    .reforming = job_reforming(j), .reform_since = j->restart.since,
 	    .fail_since = j->fail_since, .grace_until = j->grace_until,
 	    .now = now };
 }
@@ -89,40 +89,37 @@ apply(struct backend *b, struct job_state *j, const struct detect_decision *d,
 	switch (d->kind) {
 	case DETECT_KILL:
 		if (d->reason[0] != '\0')
-			backend_event(b, j->name, "failover", d->rank, node, "%s",
+			backend_event(b, j->name, EV_FAILOVER, d->rank, node, "%s",
 			    d->reason);
 		kill_rank(b, j, d->rank);
 		rs->kill_sent = now;
 		break;
 	case DETECT_LOST:
-		rs->status = RANK_FAILED;
-		rs->exit_signal = 9;
-		snprintf(rs->exit_reason, sizeof rs->exit_reason, "%s",
-		    d->reason);
+		if (rs->phase == RANK_RUNNING)
+			job_rank_failed(b, j, d->rank, 9, d->reason);
 		/* FALLTHROUGH */
 	case DETECT_FAILOVER:
-		backend_choose_failover(b, j);
-		backend_job_done(b, j);
+		job_failover(b, j);
+		job_settle(b, j);
 		break;
 	case DETECT_MIGRATE:
 		if (d->node < 0)
 			break;		/* nowhere better to go */
 		node_of = placement_now(j);
 		node_of[d->rank] = d->node;
-		backend_restart(b, j, node_of, "migrated", "rank %d: %s -> %s "
-		    "(%s)", d->rank, node, b->cluster->nodes[d->node].name,
-		    d->reason);
+		job_reform(b, j, node_of, EV_MIGRATED, "rank %d: %s -> %s (%s)",
+		    d->rank, node, b->cluster->nodes[d->node].name, d->reason);
 		free(node_of);
 		break;
 	case DETECT_RESTART:
 		node_of = placement_now(j);
-		backend_restart(b, j, node_of, "restarted", "%s", d->reason);
+		job_reform(b, j, node_of, EV_RESTARTED, "%s", d->reason);
 		free(node_of);
 		break;
 	case DETECT_LEAVE:
-		backend_event(b, j->name, "failover", d->rank, node, "%s",
+		backend_event(b, j->name, EV_FAILOVER, d->rank, node, "%s",
 		    d->reason);
-		rs->status = RANK_EXITED;
+		rank_set_phase(b, j, d->rank, RANK_LEFT, "%s", d->reason);
 		break;
 	}
 }
@@ -143,7 +140,7 @@ detect_job(struct backend *b, struct job_state *j, double now)
 	/* A re-formation ends when the old group is gone, which a rank left
 	 * behind may have just made so. */
 	if (s.reforming)
-		backend_job_done(b, j);
+		job_settle(b, j);
 	free(d);
 	free(ranks);
 	free(nodes);
@@ -153,9 +150,9 @@ void
 detect_tick(struct backend *b, double now)
 {
 	for (int i = 0; i < b->njobs; i++) {
-		if (!b->jobs[i].done)
+		if (!job_done(&b->jobs[i]))
 			detect_job(b, &b->jobs[i], now);
-		if (!b->jobs[i].done)
+		if (!job_done(&b->jobs[i]))
 			backend_program_tick(b, &b->jobs[i], now);
 	}
 }
@@ -175,14 +172,14 @@ backend_after_stall(struct backend *b, double now, int timeout_ms)
 		for (int i = 0; i < b->njobs; i++) {
 			struct job_state *j = &b->jobs[i];
 
-			for (int r = 0; !j->done && r < j->world; r++) {
+			for (int r = 0; !job_done(j) && r < j->world; r++) {
 				if (j->ranks[r].last_seen > 0)
 					j->ranks[r].last_seen = now;
 				if (j->ranks[r].kill_sent > 0)
 					j->ranks[r].kill_sent = now;
 			}
 		}
-		b->next_detect = now + 1.0;
+		evloop_timer_set(b->detect_timer, 1.0, 1.0);
 	}
 	b->loop_at = now;
 }

@@ -6,13 +6,14 @@
 #define HUNTER_BACKEND_INTERNAL_H
 
 #include <limits.h>
-#include <poll.h>
 #include <pthread.h>
 
+#include "lib/evloop.h"
 #include "backend/proto/proto.h"
 #include "backend/core/backend.h"
 
 struct metrics_http;
+struct backend_link;
 
 #define MAX_CONSOLE_PEERS	16
 /* A console.sock client sends its command and reads the answer at once
@@ -21,7 +22,9 @@ struct metrics_http;
 #define BACKEND_EVENTS_MAX	500
 
 struct console_peer {
+	struct backend	*b;
 	int		 fd;
+	struct evloop_fd *ev;		/* fd in the backend's loop */
 	struct proto_reader rd;
 	struct proto_queue q;		/* its answers */
 	double		 last_seen;	/* CLOCK_MONOTONIC of its accept, its
@@ -46,22 +49,25 @@ struct backend {
 	json_t		*events;	/* the newest, oldest first */
 	struct backend_observer obs;
 	int		 console_fd;
-	struct pollfd	*pfd;		/* the poll set: 2 + peers + nodes */
-	int		*pfd_node;	/* the node of each node entry */
-	struct console_peer peers[MAX_CONSOLE_PEERS];
+	struct console_peer *peers[MAX_CONSOLE_PEERS];
 	int		 npeers;
 	bool		 detach;
 	bool		 preempting;	/* backend_preempt was called */
-	double		 next_reconnect;
-	double		 next_detect;
+	bool		 replayed;	/* the journal rebuilt the jobs once */
+	int		 replay_from;	/* the first of the jobs it rebuilt */
 	double		 loop_at;	/* when the loop last polled */
 
-	/* The loop thread and the command queue (backend.c). */
+	/* The event loop (backend-loop.c): console.sock, its clients and
+	 * one link per node; the loop thread and the command queue
+	 * (backend.c), whose posts ring the loop's wake-up. */
+	struct evloop	*loop;
+	struct evloop_fd *console_ev;
+	struct backend_link *links;	/* parallel to fleet.nodes */
+	struct evloop_timer *detect_timer;
 	pthread_mutex_t	 mu;
 	pthread_t	 thread;
 	bool		 threaded, quit;
 	bool		 in_loop;	/* handling frames or commands */
-	int		 wake[2];	/* a byte here wakes poll() */
 	json_t		*queue;		/* posted commands, guarded by qmu */
 	pthread_mutex_t	 qmu;
 
@@ -70,9 +76,18 @@ struct backend {
 
 /* backend.c */
 void	backend_emit(struct backend *, const json_t *msg);
-void	backend_event(struct backend *, const char *job, const char *kind,
+void	backend_event(struct backend *, const char *job, enum event_kind,
 	    int rank, const char *node, const char *fmt, ...)
 	    __attribute__((format(printf, 6, 7)));
+/* The same in two steps, for an event with fields of its own: a new
+ * frame (NULL if the reason cannot be encoded), then journalled, counted
+ * and shown (the caller still owns ev). */
+json_t	*backend_event_new(struct backend *, const char *job, enum event_kind,
+	    int rank, const char *node, const char *reason);
+void	backend_event_raise(struct backend *, json_t *ev);
+/* An event of a job (its ranks' too): counted by kind, and named with the
+ * phase the job is in after it ("job_phase"). */
+void	backend_event_note(struct backend *, json_t *ev);
 void	backend_report_node(void *ctx, const char *node, const char *err);
 void	backend_run_commands(struct backend *);
 
@@ -84,20 +99,63 @@ backend_placing(const struct backend *b)
 	return b->placing.nodes != NULL ? &b->placing : b->cluster;
 }
 
+/* job.c: a job's life (job.h).  The only writers of a job's and a
+ * rank's phase: each move is checked against the tables, journalled with
+ * its reason and raised as a "phase" event; -1 when the move is not in
+ * the tables (refused, or an abort under HUNTER_STRICT_PHASES). */
+int	job_set_phase(struct backend *, struct job_state *, enum job_phase,
+	    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+int	rank_set_phase(struct backend *, struct job_state *, int r,
+	    enum rank_phase, const char *fmt, ...)
+	    __attribute__((format(printf, 5, 6)));
+/* A phase rebuilt from the journal (backend-attach.c): not a move, so
+ * nothing is journalled or raised. */
+void	job_restore_phase(struct job_state *, enum job_phase);
+void	rank_restore_phase(struct job_state *, int r, enum rank_phase);
+/* REFORMING or RESIZING: the group stops, to start again. */
+bool	job_reforming(const struct job_state *);
+int	job_ranks_running(const struct job_state *);
+/* Once no rank of j runs: the next generation if it re-forms, a
+ * failover if a rank failed and it may, else the verdict and the end. */
+void	job_settle(struct backend *, struct job_state *);
+/* j ends in a final phase: slots freed, store scope dropped, journalled. */
+void	job_end(struct backend *, struct job_state *, enum job_phase,
+	    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Rank r's exit frame; rank r failed (sig 0: not by a signal) for why. */
+void	job_rank_exit(struct backend *, struct job_state *, int r,
+	    const json_t *msg);
+void	job_rank_failed(struct backend *, struct job_state *, int r, int sig,
+	    const char *why);
+/* A frame of rank r of the live generation came (PLACING -> RUNNING). */
+void	job_rank_seen(struct backend *, struct job_state *, int r);
+/* An event rank r sent: finished, paused, resumed move the job; a
+ * failed one is the rank's own word on why. */
+void	job_rank_event(struct backend *, struct job_state *, int r,
+	    const json_t *ev);
+/* Re-form j with node_of as its placement: stop every rank at one step,
+ * then relaunch them all as the next generation from the newest
+ * checkpoint.  -1 if one is already under way or the job is not live. */
+int	job_reform(struct backend *, struct job_state *, const int *node_of,
+	    enum event_kind kind, const char *fmt, ...)
+	    __attribute__((format(printf, 5, 6)));
+/* Move a failed rank to a free spare and re-form, or give up. */
+void	job_failover(struct backend *, struct job_state *);
+/* Checkpoint at a step and end (STOPPING); at once with no rank running. */
+void	job_stop(struct backend *, struct job_state *, const char *why);
+/* Slots of node n that j may take; spares count. */
+int	job_node_free(struct backend *, const struct job_state *, int n);
+
 /* backend-jobs.c */
-/* A new job called name at the end of b->jobs, "running", zeroed. */
-struct job_state *backend_new_job(struct backend *, const char *name);
-void	backend_job_done(struct backend *, struct job_state *);
-/* Whether a rank of j runs (or is about to). */
-bool	backend_job_running(const struct job_state *);
-/* j is over, as state: its slots (if it was placed) go back to the
- * queue, its store scope goes, the journal says so. */
-void	backend_end_job(struct backend *, struct job_state *,
-	    const char *state);
+/* A new job called name at the end of b->jobs, zeroed, in phase. */
+struct job_state *backend_new_job(struct backend *, const char *name,
+	    enum job_phase);
 void	backend_schedule(struct backend *);
 /* Journal, announce (with placement's note, place.h) and launch j. */
 void	backend_launch_job(struct backend *, struct job_state *,
 	    const char *note);
+/* Every rank of the old generation has exited: place and launch the next
+ * one with the re-formation's placement (job_settle calls it). */
+void	backend_relaunch(struct backend *, struct job_state *);
 /* Launch every rank of j again, in place, as the next generation (a
  * program job's autotune trials and its run after them). */
 void	backend_launch_generation(struct backend *, struct job_state *);
@@ -116,18 +174,8 @@ int	backend_command(struct backend *, const json_t *cmd);
 /* Send a sequenced command to every node that hosts one of j's ranks. */
 void	backend_send_cmd(struct backend *, struct job_state *, enum job_cmd);
 
-/* backend-reform.c */
-/* Re-form j with node_of as its placement: stop every rank at one step,
- * then relaunch them all as the next generation from the newest
- * checkpoint.  -1 if one is already under way or the job is over. */
-int	backend_restart(struct backend *, struct job_state *, const int *node_of,
-	    const char *kind, const char *fmt, ...)
-	    __attribute__((format(printf, 5, 6)));
-void	backend_failover(struct backend *, struct job_state *, int rank,
-	    const char *why);
-void	backend_choose_failover(struct backend *, struct job_state *);
-/* The operator's migrate command: {rank, node}.  0, or -1 refused (with
- * an event saying why). */
+/* backend-migrate.c: the operator's migrate command: {rank, node}.  0,
+ * or -1 refused (with an event saying why). */
 int	backend_migrate(struct backend *, struct job_state *, const json_t *cmd);
 
 /* backend-bound.c: nodes whose agent lives only as long as its link
@@ -164,15 +212,27 @@ void	backend_series_close(struct job_state *);
  * closed.  backend_prom_publish renders now (the last, at close). */
 void	backend_export_tick(struct backend *);
 void	backend_prom_publish(struct backend *);
-/* backend-console.c: console.sock's clients */
-void	backend_console_input(struct backend *, int peer);
-/* Take a client waiting on console.sock, or refuse it when full. */
+/* backend-console.c: console.sock's clients.  Take a client waiting on
+ * console.sock (into the loop), or refuse it when full. */
 void	backend_console_accept(struct backend *);
+void	backend_console_close(struct backend *, struct console_peer *);
 /* Close the clients silent for CONSOLE_IDLE_S. */
 void	backend_console_reap(struct backend *, double now);
 
+/* backend-loop.c: the loop, its wake-up and its timers (-1 with errno
+ * when no wake-up pipe could be made), and freeing them. */
+int	backend_loop_open(struct backend *);
+void	backend_loop_free(struct backend *);
+/* One turn: handle what is ready, or wait up to timeout_ms for it.  It
+ * takes the state lock itself, while it handles, not while it waits.
+ * -1 once a detach was asked for on console.sock, else 0. */
+int	backend_loop_once(struct backend *, int timeout_ms);
+
 /* backend-poll.c */
-int	backend_poll_locked(struct backend *, int timeout_ms);
+/* The link of fn is readable: its frames; it can take more: what waits
+ * for it.  Either may find the link gone and close it. */
+void	backend_node_input(struct backend *, struct fleet_node *);
+void	backend_node_output(struct backend *, struct fleet_node *);
 /* A rank's metrics frame (valid: proto_kind said PK_METRICS) into the
  * state model and the detectors' series; the simulator's too. */
 void	backend_rank_metrics(struct job_state *, int rank, const json_t *m);

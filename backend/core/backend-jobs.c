@@ -1,9 +1,10 @@
 /*
- * backend-jobs.c: a job's life once placed: journal and launch each
- * rank, the re-formation's relaunch as the next generation, and the end
- * of a job, which frees its slots for the queue.  Submit and the queue
- * are backend-queue.c; re-attaching from the journal is
- * backend-attach.c; the commands front ends post are backend-command.c.
+ * backend-jobs.c: launching: journal and launch each rank of a job that
+ * was placed, and relaunch the group as the next generation once a
+ * re-formation's old one is gone.  What moves a job from phase to phase
+ * is job.c; submit and the queue are backend-queue.c; re-attaching from
+ * the journal is backend-attach.c; the commands front ends post are
+ * backend-command.c.
  */
 #include <errno.h>
 #include <dirent.h>
@@ -17,6 +18,7 @@
 #include "lib/clock.h"
 #include "lib/utf8.h"
 #include "lib/xmalloc.h"
+#include "backend/proto/launch.h"
 #include "backend/proto/proto.h"
 #include "backend/core/backend-internal.h"
 #include "backend/core/backend-program.h"
@@ -48,7 +50,7 @@ backend_store_scope(const struct job_state *j, char *buf, size_t len)
 }
 
 struct job_state *
-backend_new_job(struct backend *b, const char *name)
+backend_new_job(struct backend *b, const char *name, enum job_phase phase)
 {
 	struct job_state *j;
 
@@ -56,7 +58,7 @@ backend_new_job(struct backend *b, const char *name)
 	j = &b->jobs[b->njobs++];
 	memset(j, 0, sizeof *j);
 	snprintf(j->name, sizeof j->name, "%s", name);
-	snprintf(j->state, sizeof j->state, "running");
+	job_restore_phase(j, phase);	/* where it starts: not a move */
 	return j;
 }
 
@@ -103,17 +105,17 @@ job_fresh_checkpoints(struct backend *b, struct job_state *j)
 	}
 	closedir(d);
 	if (moved > 0)
-		backend_event(b, j->name, "checkpoint", -1, NULL, "a fresh run: "
+		backend_event(b, j->name, EV_CHECKPOINT, -1, NULL, "a fresh run: "
 		    "%d checkpoints of the previous run of %s are now in %s",
 		    moved, j->name, aside);
 }
 
 /* An injected fault applies to its rank in the first launch only, so a
  * relaunch after it does not meet it again. */
-static int
+static long
 inject_for(const struct job_state *j, int r, int rank, long value)
 {
-	return j->generation == 0 && (rank < 0 || rank == r) ? (int)value : 0;
+	return j->generation == 0 && (rank < 0 || rank == r) ? value : 0;
 }
 
 /* Rank r failed at its launch: the detector's failover, 2 s on, moves
@@ -122,75 +124,96 @@ static void
 backend_launch_failed(struct backend *b, struct job_state *j, int r,
     const char *why)
 {
-	struct rank_state *rs = &j->ranks[r];
-
-	snprintf(rs->exit_reason, sizeof rs->exit_reason, "%s", why);
-	utf8_fix(rs->exit_reason, sizeof rs->exit_reason);
-	rs->status = RANK_FAILED;
+	job_rank_failed(b, j, r, 0, why);
 	if (j->fail_since == 0)
 		j->fail_since = clock_mono();
-	backend_event(b, j->name, "failed", r, b->cluster->nodes[rs->node].name,
-	    "rank %d: %s", r, rs->exit_reason);
+	backend_event(b, j->name, EV_FAILED, r,
+	    b->cluster->nodes[j->ranks[r].node].name, "rank %d: %s", r,
+	    j->ranks[r].exit_reason);
+}
+
+/* A new process: its figures start afresh, and so do the series the
+ * detectors judge it by (the charts keep theirs).  A new process's
+ * memory grows as it warms up; read against the old one's samples that
+ * looks like a leak, and restarts it again.  Every member that is the
+ * process's own is named here; the metrics come from their list. */
+#define RANK_METRIC_RESET(id, field, ...)	rs->field = 0;
+static void
+rank_proc_reset(struct rank_state *rs)
+{
+	RANK_METRICS(RANK_METRIC_RESET)
+	rs->known = 0;
+	rs->paused = rs->finished = false;
+	rs->last_seen = rs->kill_sent = 0;
+	rs->exit_signal = 0;
+	rs->exit_reason[0] = rs->said[0] = rs->last_line[0] = '\0';
+	series_clear(&rs->h_compute_ms);
+	series_clear(&rs->h_comm_ms);
+	series_clear(&rs->h_rss);
+	series_clear(&rs->h_step);
+}
+#undef RANK_METRIC_RESET
+
+/* The launch order of rank r (launch.h); l->spec_yaml and l->program
+ * are j's and the caller's. */
+static void
+launch_order_of(struct backend *b, struct job_state *j, int r,
+    struct launch_order *l)
+{
+	const struct fleet_node *fn = &b->fleet.nodes[j->ranks[r].node];
+	const struct submit_opts *so = &j->opts;
+
+	*l = (struct launch_order){ .rank = r, .world = j->world,
+	    .generation = j->generation, .run = j->run,
+	    .spec_yaml = j->yaml, .resume = so->resume || j->generation > 0,
+	    .timeout_ms = (int)(j->spec.policy.heartbeat_timeout_s * 1000),
+	    .stop_after_epochs = so->stop_after_epochs,
+	    .trace_steps = so->trace_steps, .slow_data_ms = so->slow_data_ms,
+	    .slow_ms = (int)inject_for(j, r, so->slow_rank, so->slow_ms),
+	    .log_flood = (int)inject_for(j, r, so->log_flood_rank,
+	    so->log_flood),
+	    .leak_bytes = inject_for(j, r, so->leak_rank, so->leak_bytes),
+	    .crash_at = inject_for(j, r, so->crash_rank, so->crash_at) };
+	/* Ranks launch in order: this rank's index among the job's ranks on
+	 * its node picks its CUDA device. */
+	for (int i = 0; i < r; i++)
+		l->local_rank += j->ranks[i].node == j->ranks[r].node;
+	snprintf(l->job, sizeof l->job, "%s", j->name);
+	snprintf(l->node, sizeof l->node, "%s", fn->spec->name);
+	snprintf(l->addr, sizeof l->addr, "%s", fn->addr);
+	snprintf(l->spec_file, sizeof l->spec_file, "%s", j->spec_file);
+	job_ckdir(b, j, l->checkpoint_dir, sizeof l->checkpoint_dir);
 }
 
 static void
 backend_launch_rank(struct backend *b, struct job_state *j, int r)
 {
 	struct fleet_node *fn = &b->fleet.nodes[j->ranks[r].node];
-	const struct submit_opts *so = &j->opts;
-	char		 ckdir[PATH_MAX + 64], err[128];
+	struct launch_order l;
+	char		 err[160];
 	json_t		*m;
-	int		 local = 0;
 
-	/* Ranks launch in order: the earlier ones' nodes are set, and this
-	 * rank's index among those on its node picks its CUDA device. */
-	for (int i = 0; i < r; i++)
-		local += j->ranks[i].node == (int)(fn - b->fleet.nodes);
-	job_ckdir(b, j, ckdir, sizeof ckdir);
+	launch_order_of(b, j, r, &l);
+	if (j->prog != NULL) {
+		l.program = backend_program_launch(b, j, r, l.checkpoint_dir);
+		l.have |= (uint64_t)1 << LAUNCH_F_program;
+	}
 	/* backend_submit checked that the paths are UTF-8. */
-	m = proto_pack(err, sizeof err, "{s:s, s:s, s:s, s:i, s:i, s:i, s:s, "
-	    "s:s, s:s, s:s, s:b, s:i, s:i, s:i, s:i, s:s}", "t", MSG_CMD,
-	    "cmd", "launch", "job", j->name, "rank", r, "world", j->world,
-	    "generation", j->generation, "node", fn->spec->name,
-	    "addr", fn->addr, "spec_file", j->spec_file, "spec_yaml", j->yaml,
-	    "resume", so->resume || j->generation > 0,
-	    "stop_after_epochs", so->stop_after_epochs,
-	    "trace_steps", so->trace_steps, "slow_data_ms", so->slow_data_ms,
-	    "timeout_ms", (int)(j->spec.policy.heartbeat_timeout_s * 1000),
-	    "checkpoint_dir", ckdir);
-	/* A new process: its figures start afresh, and so do the series
-	 * the detectors judge it by (the charts keep theirs).  A new
-	 * process's memory grows as it warms up; read against the old
-	 * one's samples that looks like a leak, and restarts it again. */
-	memset(&j->ranks[r], 0, offsetof(struct rank_state, h_loss));
-	memset(&j->ranks[r].h_compute_ms, 0, sizeof j->ranks[r].h_compute_ms);
-	memset(&j->ranks[r].h_comm_ms, 0, sizeof j->ranks[r].h_comm_ms);
-	memset(&j->ranks[r].h_rss, 0, sizeof j->ranks[r].h_rss);
-	memset(&j->ranks[r].h_step, 0, sizeof j->ranks[r].h_step);
-	j->ranks[r].node = (int)(fn - b->fleet.nodes);
+	m = launch_pack(&l, err, sizeof err);
+	json_decref(l.program);
+	rank_proc_reset(&j->ranks[r]);
 	j->ranks[r].last_seen = clock_mono();
 	if (m == NULL) {
 		backend_launch_failed(b, j, r, err);
 		return;
 	}
-	json_object_set_new(m, "run", json_integer(j->run));
-	json_object_set_new(m, "local_rank", json_integer(local));
-	json_object_set_new(m, "slow_ms", json_integer(inject_for(j, r,
-	    so->slow_rank, so->slow_ms)));
-	json_object_set_new(m, "log_flood", json_integer(inject_for(j, r,
-	    so->log_flood_rank, so->log_flood)));
-	json_object_set_new(m, "leak_bytes", json_integer(j->generation == 0 &&
-	    (so->leak_rank < 0 || so->leak_rank == r) ? so->leak_bytes : 0));
-	json_object_set_new(m, "crash_at", json_integer(j->generation == 0 &&
-	    (so->crash_rank < 0 || so->crash_rank == r) ? so->crash_at : 0));
-	if (j->prog != NULL)
-		backend_program_launch(b, j, r, m);
 	if (fleet_send(fn, m) != 0) {
-		snprintf(ckdir, sizeof ckdir, "cannot reach the agent of %s",
+		snprintf(err, sizeof err, "cannot reach the agent of %s",
 		    fn->spec->name);
-		backend_launch_failed(b, j, r, ckdir);
+		backend_launch_failed(b, j, r, err);
 	} else
-		j->ranks[r].status = RANK_RUNNING;
+		rank_set_phase(b, j, r, RANK_RUNNING, "launched on %s as "
+		    "generation %d", fn->spec->name, j->generation);
 	json_decref(m);
 }
 
@@ -209,7 +232,7 @@ backend_journal_job(struct backend *b, struct job_state *j)
 	    "yaml", j->yaml, "world", j->world, "generation", j->generation,
 	    "run", (json_int_t)j->run, "placement", placement);
 	if (rec == NULL || journal_append(b->journal, rec) != 0)
-		backend_event(b, j->name, "refused", -1, NULL, "the journal did "
+		backend_event(b, j->name, EV_REFUSED, -1, NULL, "the journal did "
 		    "not take the launch: %s", rec == NULL ? err :
 		    strerror(errno));
 	json_decref(rec);
@@ -226,12 +249,12 @@ backend_journal_tick(struct backend *b, double now)
 	if (!journal_rotate_due(b->journal))
 		return;
 	if (journal_rotate(b->journal, err, sizeof err) != 0) {
-		backend_event(b, NULL, "refused", -1, NULL, "%s", err);
+		backend_event(b, NULL, EV_REFUSED, -1, NULL, "%s", err);
 		journal_set_limit(b->journal, JOURNAL_MAX_BYTES * 2);
 		return;
 	}
 	for (int i = 0; i < b->njobs; i++) {
-		if (!b->jobs[i].done && !b->jobs[i].queued)
+		if (!job_done(&b->jobs[i]) && b->jobs[i].phase != JOB_QUEUED)
 			backend_journal_job(b, &b->jobs[i]);
 	}
 }
@@ -242,7 +265,9 @@ backend_launch_job(struct backend *b, struct job_state *j, const char *note)
 	job_fresh_checkpoints(b, j);
 	backend_series_open(b, j, !j->opts.resume);
 	backend_journal_job(b, j);
-	backend_event(b, j->name, "placed", -1, NULL, "%d ranks on %s%s%s",
+	job_set_phase(b, j, JOB_PLACING, "%d ranks on %s", j->world,
+	    placement_text(b, j));
+	backend_event(b, j->name, EV_PLACED, -1, NULL, "%d ranks on %s%s%s",
 	    j->world, placement_text(b, j), *note != '\0' ? "; " : "", note);
 	j->grace_until = clock_mono() + 2;
 	if (j->started == 0)
@@ -251,8 +276,7 @@ backend_launch_job(struct backend *b, struct job_state *j, const char *note)
 		backend_launch_rank(b, j, r);
 }
 
-/* Every rank of the old generation has exited: form the next one. */
-static void
+void
 backend_relaunch(struct backend *b, struct job_state *j)
 {
 	char	 scope[64];
@@ -265,14 +289,14 @@ backend_relaunch(struct backend *b, struct job_state *j)
 	}
 	free(j->restart.node_of);
 	j->restart.node_of = NULL;
-	j->restart.pending = false;
 	backend_store_scope(j, scope, sizeof scope);
 	store_drop_scope(b->store, scope);	/* the old group's addresses */
 	j->generation++;
 	j->restarts++;
-	j->paused = false;
 	j->fail_since = 0;
 	backend_journal_job(b, j);
+	job_set_phase(b, j, JOB_PLACING, "generation %d on %s", j->generation,
+	    placement_text(b, j));
 	backend_event(b, j->name, j->restart.kind, -1, NULL, "%s; generation "
 	    "%d on %s, %s", j->restart.reason, j->generation,
 	    placement_text(b, j), j->prog != NULL ?
@@ -295,90 +319,4 @@ backend_launch_generation(struct backend *b, struct job_state *j)
 	j->grace_until = clock_mono() + 3;
 	for (int r = 0; r < j->world; r++)
 		backend_launch_rank(b, j, r);
-}
-
-void
-backend_job_done(struct backend *b, struct job_state *j)
-{
-	const char	*st = "failed";
-	int		 failed = -1;
-
-	if (backend_job_running(j))
-		return;
-	/* A preempted backend relaunches nothing: the nodes are going. */
-	if (b->preempting && j->restart.pending) {
-		free(j->restart.node_of);
-		j->restart.node_of = NULL;
-		j->restart.pending = false;
-	}
-	if (!j->restart.pending && !b->preempting) {
-		for (int r = 0; r < j->world; r++) {
-			/* A program job that is out of re-formations says so
-			 * (backend_failover gives up, with the reason). */
-			if (j->ranks[r].status == RANK_FAILED &&
-			    (j->restarts < j->spec.policy.max_restarts ||
-			    (j->prog != NULL && !j->prog->giving_up))) {
-				backend_choose_failover(b, j);
-				break;
-			}
-		}
-	}
-	if (j->restart.pending) {
-		backend_relaunch(b, j);
-		return;
-	}
-	if (j->summary != NULL && json_string_value(json_object_get(j->summary,
-	    "state")) != NULL)
-		st = json_string_value(json_object_get(j->summary, "state"));
-	for (int r = 0; r < j->world; r++) {
-		if (j->ranks[r].status == RANK_FAILED && failed < 0)
-			failed = r;
-	}
-	if (failed >= 0) {
-		st = "failed";
-		if (j->reason[0] == '\0')
-			snprintf(j->reason, sizeof j->reason, "rank %d on %s: %s",
-			    failed, b->cluster->nodes[j->ranks[failed].node].name,
-			    j->ranks[failed].exit_reason);
-	}
-	backend_end_job(b, j, st);
-}
-
-bool
-backend_job_running(const struct job_state *j)
-{
-	for (int r = 0; r < j->world; r++) {
-		if (j->ranks[r].status == RANK_RUNNING ||
-		    j->ranks[r].status == RANK_PENDING)
-			return true;
-	}
-	return false;
-}
-
-void
-backend_end_job(struct backend *b, struct job_state *j, const char *state)
-{
-	json_t	*rec;
-	char	 err[128];
-	bool	 launched = !j->queued;
-
-	snprintf(j->state, sizeof j->state, "%s", state);
-	j->done = true;
-	backend_store_scope(j, err, sizeof err);
-	store_drop_scope(b->store, err);
-	for (int r = 0; !j->queued && r < j->world; r++) {
-		if (b->used[j->ranks[r].node] > 0)
-			b->used[j->ranks[r].node]--;
-	}
-	j->queued = false;
-	rec = proto_pack(err, sizeof err, "{s:s, s:s, s:s}", "t", MSG_JOB_END,
-	    "job", j->name, "state", j->state);
-	if (rec == NULL || journal_append(b->journal, rec) != 0)
-		backend_event(b, j->name, "refused", -1, NULL, "the journal did "
-		    "not take the end of the job: %s", rec == NULL ? err :
-		    strerror(errno));
-	json_decref(rec);
-	if (b->preempting && launched)
-		backend_preempt_done(b, j);
-	backend_schedule(b);		/* the freed slots may fit a queued job */
 }

@@ -1,10 +1,9 @@
 /*
- * backend-poll.c: the loop: frames from the agents into the state model
- * and the observer's feed, store requests, reconnection; console.sock's
- * clients are backend-console.c's.
+ * backend-poll.c: frames from the agents into the state model and the
+ * observer's feed, store requests, a lost link; the loop that reads them
+ * is backend-loop.c's, console.sock's clients are backend-console.c's.
  */
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +11,6 @@
 #include <unistd.h>
 
 #include "lib/clock.h"
-#include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
 #include "backend/core/backend-internal.h"
 #include "backend/core/backend-program.h"
@@ -27,7 +25,7 @@ backend_frame_job(struct backend *b, const json_t *msg, int *rank)
 
 	json_t		*gen = json_object_get(msg, "generation");
 
-	if (name == NULL || (j = backend_job(b, name)) == NULL || j->done ||
+	if (name == NULL || (j = backend_job(b, name)) == NULL || job_done(j) ||
 	    json_integer_value(json_object_get(msg, "run")) != j->run ||
 	    (json_is_integer(gen) && json_integer_value(gen) != j->generation))
 		return NULL;
@@ -35,71 +33,6 @@ backend_frame_job(struct backend *b, const json_t *msg, int *rank)
 	if (*rank >= j->world)
 		return NULL;
 	return j;
-}
-
-static void
-backend_rank_exit(struct backend *b, struct job_state *j, int r,
-    const json_t *msg)
-{
-	struct rank_state *rs = &j->ranks[r];
-	json_t		*sig = json_object_get(msg, "signal");
-	json_int_t	 code = json_integer_value(json_object_get(msg, "code"));
-	const char	*node = b->fleet.nodes[rs->node].spec->name;
-
-	char		 scope[64];
-
-	if (rs->status == RANK_EXITED || rs->status == RANK_FAILED)
-		return;
-	backend_store_scope(j, scope, sizeof scope);
-	store_drop_rank(b->store, scope, r);
-	if (program_tune_active(j)) {	/* an autotune trial's rank */
-		program_tune_exit(b, j, r, msg);
-		return;
-	}
-	if (j->restart.pending) {	/* expected: the group is re-forming */
-		rs->status = RANK_EXITED;
-		backend_job_done(b, j);
-		return;
-	}
-	if (json_is_integer(sig)) {
-		rs->exit_signal = (int)json_integer_value(sig);
-		snprintf(rs->exit_reason, sizeof rs->exit_reason,
-		    "killed by signal %d", (int)json_integer_value(sig));
-	} else if (code != 0) {
-		snprintf(rs->exit_reason, sizeof rs->exit_reason,
-		    "exited with status %d", (int)code);
-	} else {
-		rs->status = RANK_EXITED;
-		backend_job_done(b, j);
-		return;
-	}
-	/* A program's agent may know why (its words, its memory). */
-	if (json_is_string(json_object_get(msg, "reason")))
-		snprintf(rs->exit_reason + strlen(rs->exit_reason),
-		    sizeof rs->exit_reason - strlen(rs->exit_reason), " (%s)",
-		    json_string_value(json_object_get(msg, "reason")));
-	if (j->prog != NULL && j->prog->stopping) {
-		/* The operator's stop ended it, after its grace if need be. */
-		rs->status = RANK_EXITED;
-		backend_event(b, j->name, "stopped", r, node, "rank %d on %s, "
-		    "asked to stop, %s", r, node, rs->exit_reason);
-		backend_job_done(b, j);
-		return;
-	}
-	rs->status = RANK_FAILED;
-	backend_event(b, j->name, "failed", r, node, "rank %d on %s %s", r,
-	    node, rs->exit_reason);
-	/*
-	 * A rank killed by a signal is the cause; a rank that exits with an
-	 * error is more often a bystander whose peer died, so its failover
-	 * waits a moment (detect.c) for the real cause to be reported.  The
-	 * other ranks fail on the dead link within the timeout and exit.
-	 */
-	if (rs->exit_signal != 0)
-		backend_choose_failover(b, j);
-	else if (j->fail_since == 0)
-		j->fail_since = clock_mono();
-	backend_job_done(b, j);
 }
 
 /* Where each rank metric lives in struct rank_state. */
@@ -177,7 +110,7 @@ backend_node_gpus(struct backend *b, int n, const json_t *hello)
 		return;
 	b->placing.nodes[n].cuda_slots = cap;
 	if (cap < ns->cuda_slots)
-		backend_event(b, NULL, "refused", -1, ns->name, "node %s "
+		backend_event(b, NULL, EV_REFUSED, -1, ns->name, "node %s "
 		    "declares %d cuda slot%s but its agent sees %d GPU%s%s%s%s; "
 		    "placement counts %d there", ns->name, ns->cuda_slots,
 		    ns->cuda_slots == 1 ? "" : "s", seen, seen == 1 ? "" : "s",
@@ -225,7 +158,7 @@ backend_store_request(struct backend *b, struct fleet_node *fn, json_t *msg)
 	struct job_state *j = backend_frame_job(b, msg, &r);
 	char		 scope[64], why[200];
 
-	if (j == NULL || r < 0 || j->queued || !json_is_integer(
+	if (j == NULL || r < 0 || j->phase == JOB_QUEUED || !json_is_integer(
 	    json_object_get(msg, "generation"))) {
 		snprintf(why, sizeof why, "no live run of job %.64s has this "
 		    "rank and generation", json_string_value(json_object_get(
@@ -244,14 +177,13 @@ backend_agent_frame(struct backend *b, struct fleet_node *fn, json_t *msg)
 {
 	struct job_state *j;
 	enum proto_kind	 k;
-	const char	*kind;
 	char		 err[300];
 	int		 r = -1;
 	json_t		*copy;
 
 	switch ((k = proto_kind(msg, err, sizeof err))) {
 	case PK_INVALID:
-		backend_event(b, NULL, "refused", -1, fn->spec->name,
+		backend_event(b, NULL, EV_REFUSED, -1, fn->spec->name,
 		    "node %s: refusing %s", fn->spec->name, err);
 		return;
 	case PK_HELLO:
@@ -261,7 +193,7 @@ backend_agent_frame(struct backend *b, struct fleet_node *fn, json_t *msg)
 		backend_store_request(b, fn, msg);
 		return;
 	case PK_ERROR:		/* e.g. the remote agent could not start */
-		backend_event(b, NULL, "refused", -1, fn->spec->name,
+		backend_event(b, NULL, EV_REFUSED, -1, fn->spec->name,
 		    "node %s: %s", fn->spec->name, json_string_value(
 		    json_object_get(msg, "reason")));
 		if (!fn->up)	/* the reason it is down, until it is up */
@@ -288,6 +220,8 @@ backend_agent_frame(struct backend *b, struct fleet_node *fn, json_t *msg)
 	if ((j = backend_frame_job(b, msg, &r)) == NULL)
 		return;			/* another or an older job's */
 	backend_series_frame(b, j, r, k, msg);
+	if (r >= 0 && k != PK_EXIT)
+		job_rank_seen(b, j, r);
 	switch (k) {
 	case PK_METRICS:
 		if (r >= 0)
@@ -303,24 +237,28 @@ backend_agent_frame(struct backend *b, struct fleet_node *fn, json_t *msg)
 			j->evals = json_array();
 		json_array_append(j->evals, msg);
 		break;
+	case PK_LOG:
+		/* A program that fails says why on its stderr, not in an
+		 * event (a Python traceback's last line). */
+		if (r >= 0)
+			snprintf(j->ranks[r].last_line, sizeof j->ranks[r].last_line,
+			    "%s", json_string_value(json_object_get(msg, "line")));
+		break;
 	case PK_SUMMARY:
-		json_decref(j->summary);
-		j->summary = json_incref(msg);
+		/* Cannot fail: proto_kind checked it against its list. */
+		summary_unpack(msg, &j->sum, err, sizeof err);
 		break;
 	case PK_EXIT:
 		if (r >= 0) {
-			backend_rank_exit(b, j, r, msg);
+			job_rank_exit(b, j, r, msg);
 			return;
 		}
 		break;
 	case PK_EVENT:
-		kind = json_string_value(json_object_get(msg, "kind"));
-		if (strcmp(kind, "paused") == 0)
-			j->paused = true;
-		else if (strcmp(kind, "resumed") == 0)
-			j->paused = false;
+		job_rank_event(b, j, r, msg);
 		if (j->prog != NULL)
 			backend_program_event(b, j, r, msg);
+		backend_event_note(b, msg);
 		copy = json_deep_copy(msg);
 		journal_append_lazy(b->journal, copy);
 		json_decref(copy);
@@ -339,7 +277,7 @@ backend_node_lost(struct backend *b, struct fleet_node *fn, const char *why)
 	/* A link that ends before its hello with an error frame has said
 	 * why already (backend_agent_frame): that is the reason it is down. */
 	if (fn->up || fn->why[0] == '\0')
-		backend_event(b, NULL, "failover", -1, fn->spec->name,
+		backend_event(b, NULL, EV_FAILOVER, -1, fn->spec->name,
 		    "lost the link to the agent of %s: %s; reconnecting",
 		    fn->spec->name, why);
 	if (fn->why[0] == '\0')
@@ -349,7 +287,7 @@ backend_node_lost(struct backend *b, struct fleet_node *fn, const char *why)
 	backend_link_lost(b, fn);
 }
 
-static void
+void
 backend_node_input(struct backend *b, struct fleet_node *fn)
 {
 	json_t	*msg;
@@ -368,100 +306,9 @@ backend_node_input(struct backend *b, struct fleet_node *fn)
 }
 
 /* The fd of fn can take more: what waits for its agent goes out. */
-static void
+void
 backend_node_output(struct backend *b, struct fleet_node *fn)
 {
 	if (fleet_flush(fn) != 0)
 		backend_node_lost(b, fn, strerror(errno));
-}
-
-int
-backend_poll_locked(struct backend *b, int timeout_ms)
-{
-	struct pollfd	*pfd;
-	int		*map, n = 0, nn = 0, np, rc;
-	double		 now;
-	char		 buf[64];
-
-	pthread_mutex_lock(&b->mu);
-	/* Every node of the cluster, not a fixed number of them: nodes past
-	 * the first 1024 were never read, silently dead. */
-	if (b->pfd == NULL) {
-		b->pfd = xcalloc(2 + MAX_CONSOLE_PEERS + (size_t)b->fleet.n,
-		    sizeof *b->pfd);
-		b->pfd_node = xcalloc((size_t)b->fleet.n + 1, sizeof *b->pfd_node);
-	}
-	pfd = b->pfd;
-	map = b->pfd_node;
-	b->in_loop = true;
-	backend_run_commands(b);
-	now = clock_mono();
-	if (now >= b->next_reconnect) {
-		/* Never waits: a node that does not answer is connected to
-		 * on a thread of its own (fleet.c). */
-		fleet_connect_async(&b->fleet, backend_report_node, b);
-		b->next_reconnect = now + 1.0;
-	}
-	pfd[n++] = (struct pollfd){ .fd = b->wake[0], .events = POLLIN };
-	pfd[n++] = (struct pollfd){ .fd = b->console_fd, .events = POLLIN };
-	np = b->npeers;
-	for (int i = 0; i < np; i++)
-		pfd[n++] = (struct pollfd){ .fd = b->peers[i].fd,
-		    .events = POLLIN | proto_queue_events(&b->peers[i].q) };
-	for (int i = 0; i < b->fleet.n; i++) {
-		if (b->fleet.nodes[i].fd < 0)
-			continue;
-		map[nn++] = i;
-		pfd[n++] = (struct pollfd){ .fd = b->fleet.nodes[i].fd,
-		    .events = POLLIN | proto_queue_events(&b->fleet.nodes[i].q) };
-	}
-	b->in_loop = false;
-	pthread_mutex_unlock(&b->mu);
-
-	if (poll(pfd, (nfds_t)n, timeout_ms) < 0 && errno != EINTR)
-		return 0;
-
-	pthread_mutex_lock(&b->mu);
-	b->in_loop = true;
-	while (read(b->wake[0], buf, sizeof buf) > 0)
-		;
-	backend_run_commands(b);
-	backend_after_stall(b, clock_mono(), timeout_ms);
-	for (int i = 0; i < nn; i++) {
-		struct fleet_node *fn = &b->fleet.nodes[map[i]];
-		short		 ev = pfd[2 + np + i].revents;
-
-		if ((ev & POLLOUT) && fn->fd >= 0)
-			backend_node_output(b, fn);
-		if ((ev & ~POLLOUT) && fn->fd >= 0)
-			backend_node_input(b, fn);
-	}
-	for (int i = np - 1; i >= 0; i--) {
-		if (pfd[2 + i].revents & POLLOUT)
-			proto_queue_flush(&b->peers[i].q);
-		if (pfd[2 + i].revents != 0)
-			backend_console_input(b, i);
-	}
-	backend_console_reap(b, clock_mono());
-	if (pfd[1].revents & POLLIN)
-		backend_console_accept(b);
-	store_tick(b->store, clock_mono());
-	backend_journal_tick(b, clock_mono());
-	if (clock_mono() >= b->next_detect) {
-		detect_tick(b, clock_mono());
-		b->next_detect = clock_mono() + 1.0;
-	}
-	backend_export_tick(b);
-	rc = b->detach ? -1 : 0;
-	b->in_loop = false;
-	pthread_mutex_unlock(&b->mu);
-	return rc;
-}
-
-int
-backend_poll(struct backend *b, int timeout_ms)
-{
-	if (b->threaded)
-		return -1;
-	return backend_poll_locked(b, timeout_ms);
 }

@@ -28,7 +28,7 @@ preempt_journal(struct backend *b, const struct job_state *j,
 	    reason, "generation", j->generation);
 
 	if (rec == NULL || journal_append(b->journal, rec) != 0)
-		backend_event(b, j->name, "refused", -1, NULL, "the journal did "
+		backend_event(b, j->name, EV_REFUSED, -1, NULL, "the journal did "
 		    "not take the preemption: %s", rec == NULL ? err :
 		    strerror(errno));
 	json_decref(rec);
@@ -45,23 +45,20 @@ backend_preempt(struct backend *b, const char *why)
 	for (int i = 0; i < b->njobs; i++) {
 		struct job_state *j = &b->jobs[i];
 
-		if (j->done)
+		if (job_done(j))
 			continue;
-		if (j->queued) {
+		if (j->phase == JOB_QUEUED) {
 			/* Never launched: its next start submits it again. */
-			backend_event(b, j->name, "preempted", -1, NULL, "%s: "
+			backend_event(b, j->name, EV_PREEMPTED, -1, NULL, "%s: "
 			    "%s was still queued%s%s; it is not started", why,
 			    j->name, j->reason[0] != '\0' ? ": " : "", j->reason);
-			backend_end_job(b, j, "stopped");
+			job_end(b, j, JOB_STOPPED, "%s, in the queue", why);
 			continue;
 		}
 		/* No rank runs to stop at a step (a re-formation between
 		 * generations, or all failed): it ends now. */
-		if (!backend_job_running(j)) {
-			free(j->restart.node_of);
-			j->restart.node_of = NULL;
-			j->restart.pending = false;
-			backend_stop_job(b, j->name);
+		if (job_ranks_running(j) == 0) {
+			job_stop(b, j, why);
 			continue;
 		}
 		left++;
@@ -71,11 +68,8 @@ backend_preempt(struct backend *b, const char *why)
 		    "stops at one step", why);
 		preempt_journal(b, j, reason);
 		/* A re-formation under way has sent its stop already. */
-		if (!j->restart.pending)
-			backend_send_cmd(b, j, JOB_CMD_STOP);
-		if (j->prog != NULL)	/* its ranks' exits are not failures */
-			j->prog->stopping = true;
-		backend_event(b, j->name, "preempted", -1, NULL, "%s", reason);
+		job_stop(b, j, reason);
+		backend_event(b, j->name, EV_PREEMPTED, -1, NULL, "%s", reason);
 	}
 	return left;
 }
@@ -83,15 +77,14 @@ backend_preempt(struct backend *b, const char *why)
 void
 backend_preempt_done(struct backend *b, struct job_state *j)
 {
-	const json_t	*s = j->summary;
-	const char	*ck = json_string_value(json_object_get(s, "checkpoint"));
+	const struct job_summary *s = &j->sum;
+	const char	*ck = SUMMARY_HAS(s, checkpoint) ? s->checkpoint : "";
 	char		 reason[1200];
 
 	snprintf(reason, sizeof reason, "%s %s at step %lld%s%s; a requeued "
 	    "start (SLURM_RESTART_COUNT > 0) or --resume continues from there",
-	    j->name, j->state, (long long)json_integer_value(json_object_get(s,
-	    "steps")), ck != NULL && ck[0] != '\0' ? " with its checkpoint " :
-	    "", ck != NULL ? ck : "");
+	    j->name, job_phase_name(j->phase), s->steps, ck[0] != '\0' ?
+	    " with its checkpoint " : "", ck);
 	preempt_journal(b, j, reason);
-	backend_event(b, j->name, "preempted", -1, NULL, "%s", reason);
+	backend_event(b, j->name, EV_PREEMPTED, -1, NULL, "%s", reason);
 }

@@ -46,7 +46,7 @@ program_tune_begin(struct backend *b, struct job_state *j)
 	ps->tune.hi = max / min + 1;
 	ps->tune.k = (ps->tune.lo + ps->tune.hi) / 2;
 	ps->tune.started = clock_mono();
-	backend_event(b, j->name, "autotune", -1, NULL, "trials of %d steps "
+	backend_event(b, j->name, EV_AUTOTUNE, -1, NULL, "trials of %d steps "
 	    "find the largest micro-batch among the multiples of %d up to %d "
 	    "under memory_per_rank (%.0f MiB); first %d",
 	    j->spec.program.batch.trial_steps, min, max,
@@ -81,12 +81,10 @@ tune_fail(struct backend *b, struct job_state *j, const char *why)
 {
 	j->prog->tune.active = false;
 	j->prog->giving_up = true;
-	j->ranks[0].status = RANK_FAILED;
-	snprintf(j->ranks[0].exit_reason, sizeof j->ranks[0].exit_reason,
-	    "autotune failed");
-	backend_event(b, j->name, "failed", -1, NULL, "autotune: %s; the job "
+	backend_event(b, j->name, EV_FAILED, -1, NULL, "autotune: %s; the job "
 	    "fails", why);
-	backend_job_done(b, j);
+	snprintf(j->reason, sizeof j->reason, "autotune: %s", why);
+	job_end(b, j, JOB_FAILED, "%s", j->reason);
 }
 
 /* Every rank of the trial has exited: judge it, then the next. */
@@ -117,7 +115,7 @@ tune_judge(struct backend *b, struct job_state *j)
 	}
 	t->samples_per_s = nsps > 0 ? sps / nsps : 0;
 	snprintf(t->why, sizeof t->why, "%s", ps->tune.oom ? ps->tune.why : "");
-	backend_event(b, j->name, "autotune", -1, NULL, "trial %d: micro-batch "
+	backend_event(b, j->name, EV_AUTOTUNE, -1, NULL, "trial %d: micro-batch "
 	    "%d %s%s%s", ps->tune.n, t->size, t->fit ? "fits" : "does not fit",
 	    t->fit ? "" : ": ", t->fit ? "" : t->why);
 	if (t->fit)
@@ -155,12 +153,11 @@ tune_judge(struct backend *b, struct job_state *j)
 	json_decref(rec);
 	ps->micro = size;
 	ps->tune.active = false;
-	backend_event(b, j->name, "autotune", -1, NULL, "micro-batch %d after "
+	backend_event(b, j->name, EV_AUTOTUNE, -1, NULL, "micro-batch %d after "
 	    "%d trials in %.1f s; the run uses it", size, ps->tune.n,
 	    clock_mono() - ps->tune.started);
 	/* The trials' figures are not the run's. */
-	json_decref(j->summary);
-	j->summary = NULL;
+	memset(&j->sum, 0, sizeof j->sum);	/* a trial's is not the run's */
 	json_decref(j->epochs);
 	j->epochs = NULL;
 	backend_launch_generation(b, j);
@@ -177,9 +174,9 @@ program_tune_exit(struct backend *b, struct job_state *j, int r,
 	const char	*reason = json_string_value(json_object_get(msg, "reason"));
 	char		 what[400];
 
-	if (rs->status == RANK_EXITED || rs->status == RANK_FAILED)
+	if (rs->phase != RANK_RUNNING)
 		return;
-	rs->status = RANK_EXITED;
+	rank_set_phase(b, j, r, RANK_EXITED, "its trial ended");
 	if (json_is_integer(sig))
 		snprintf(what, sizeof what, "rank %d: killed by signal %d%s%s%s",
 		    r, (int)json_integer_value(sig), reason ? " (" : "",
@@ -203,7 +200,7 @@ program_tune_exit(struct backend *b, struct job_state *j, int r,
 		backend_send_cmd(b, j, JOB_CMD_STOP);
 	}
 	for (int i = 0; i < j->world; i++) {
-		if (j->ranks[i].status == RANK_RUNNING)
+		if (j->ranks[i].phase == RANK_RUNNING)
 			return;
 	}
 	tune_judge(b, j);

@@ -74,14 +74,14 @@ backend_program_new(struct backend *b, struct job_state *j)
 		journal_replay(path, program_lookup_record, &l, &bad, why,
 		    sizeof why);
 		if (ps->ckpt[0] != '\0')
-			backend_event(b, j->name, "checkpoint", -1, NULL, "resuming "
+			backend_event(b, j->name, EV_CHECKPOINT, -1, NULL, "resuming "
 			    "from %s (step %ld), the newest checkpoint %s "
 			    "declared", ps->ckpt, ps->ckpt_step, j->name);
 	}
 	if (j->spec.program.batch.micro == 0 && ps->micro == 0)
 		program_tune_begin(b, j);
 	else if (j->spec.program.batch.micro == 0)
-		backend_event(b, j->name, "autotune", -1, NULL, "micro-batch %d, "
+		backend_event(b, j->name, EV_AUTOTUNE, -1, NULL, "micro-batch %d, "
 		    "as tuned before (journal); no trials", ps->micro);
 }
 
@@ -154,9 +154,9 @@ program_env(json_t *env, const char *k, const char *fmt, ...)
 	json_object_set_new(env, k, json_string(v));
 }
 
-void
+json_t *
 backend_program_launch(struct backend *b, struct job_state *j, int r,
-    json_t *m)
+    const char *ckdir)
 {
 	const struct job_spec *s = &j->spec;
 	struct program_state *ps = j->prog;
@@ -211,8 +211,7 @@ backend_program_launch(struct backend *b, struct job_state *j, int r,
 	program_env(env, "HUNTER_JOB", "%s", j->name);
 	program_env(env, "HUNTER_RUN", "%lld", j->run);
 	program_env(env, "HUNTER_GENERATION", "%d", j->generation);
-	program_env(env, "HUNTER_CHECKPOINT_DIR", "%s", json_string_value(
-	    json_object_get(m, "checkpoint_dir")));
+	program_env(env, "HUNTER_CHECKPOINT_DIR", "%s", ckdir);
 	program_env(env, "HUNTER_CHECKPOINT_EVERY", "%d",
 	    s->checkpoint.every_steps);
 	program_env(env, "HUNTER_CHECKPOINT_KEEP", "%d", s->checkpoint.keep);
@@ -236,7 +235,7 @@ backend_program_launch(struct backend *b, struct job_state *j, int r,
 	json_object_set_new(pg, "trial", json_boolean(trial));
 	json_object_set_new(pg, "rss_limit", json_integer(trial ?
 	    (json_int_t)s->resources.memory_per_rank : 0));
-	json_object_set_new(m, "program", pg);
+	return pg;
 }
 
 /* A rank's event: a checkpoint it declared complete is the one the next
@@ -292,13 +291,13 @@ backend_program_tick(struct backend *b, struct job_state *j, double now)
 	struct program_state *ps = j->prog;
 	int	 ended = -1, running = -1;
 
-	if (ps == NULL || ps->stopping || ps->giving_up || ps->tune.active ||
-	    j->restart.pending || j->done)
+	if (ps == NULL || ps->ending || ps->giving_up || ps->tune.active ||
+	    j->phase != JOB_RUNNING)
 		return;
 	for (int r = 0; r < j->world; r++) {
-		if (j->ranks[r].status == RANK_EXITED && ended < 0)
+		if (j->ranks[r].phase == RANK_EXITED && ended < 0)
 			ended = r;
-		else if (j->ranks[r].status == RANK_RUNNING && running < 0)
+		else if (j->ranks[r].phase == RANK_RUNNING && running < 0)
 			running = r;
 	}
 	if (ended < 0 || running < 0) {
@@ -310,8 +309,8 @@ backend_program_tick(struct backend *b, struct job_state *j, double now)
 	if (now - ps->ended_t < j->spec.policy.heartbeat_timeout_s +
 	    j->spec.program.stop_grace_s)
 		return;
-	ps->stopping = true;
-	backend_event(b, j->name, "stopped", running, NULL, "rank %d ended "
+	ps->ending = true;
+	backend_event(b, j->name, EV_STOPPED, running, NULL, "rank %d ended "
 	    "well %.0f s ago and rank %d still runs: asking the rest to stop",
 	    ended, now - ps->ended_t, running);
 	backend_send_cmd(b, j, JOB_CMD_STOP);

@@ -31,7 +31,8 @@ struct program_state {
 	int	 port, port_gen;	/* MASTER_PORT, and its generation */
 	int	 micro;			/* HUNTER_MICRO_BATCH; 0 = unset */
 	bool	 giving_up;		/* the job fails; the rest are stopped */
-	bool	 stopping;		/* the operator's stop: exits are not
+	bool	 ending;		/* a rank ended well and the rest were
+					 * asked to stop: their exits are not
 					 * failures */
 	double	 ended_t;		/* a rank ended well, its peers run */
 	struct {
@@ -51,8 +52,10 @@ struct program_state {
 /* backend-program.c */
 void	backend_program_new(struct backend *, struct job_state *);
 void	backend_program_replay(struct backend *, const json_t *rec);
-void	backend_program_launch(struct backend *, struct job_state *, int r,
-	    json_t *launch);
+/* The launch order's "program" of rank r (launch.h): what to run, with
+ * which environment. */
+json_t	*backend_program_launch(struct backend *, struct job_state *, int r,
+	    const char *ckdir);
 void	backend_program_event(struct backend *, struct job_state *, int r,
 	    const json_t *ev);
 const char *backend_program_resume_text(const struct job_state *);

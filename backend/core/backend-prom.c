@@ -161,12 +161,11 @@ static const struct {
 	    "test set", METRIC_GAUGE, "test_acc" },
 };
 
-/* The step of an eval or epoch frame; the summary comes after all. */
+/* The step of an eval or epoch frame. */
 static double
-eval_step(const json_t *m, bool summary)
+eval_step(const json_t *m)
 {
-	return summary ? INFINITY : json_number_value(json_object_get(m,
-	    "step"));
+	return json_number_value(json_object_get(m, "step"));
 }
 
 /* Field k of the job's newest frame that says it: the last eval, the
@@ -174,19 +173,21 @@ eval_step(const json_t *m, bool summary)
 static bool
 eval_value(const struct job_state *j, const char *k, double *v)
 {
-	const json_t	*c[3] = { json_array_get(j->evals,
+	const json_t	*c[2] = { json_array_get(j->evals,
 	    json_array_size(j->evals) - 1), json_array_get(j->epochs,
-	    json_array_size(j->epochs) - 1), j->summary };
+	    json_array_size(j->epochs) - 1) };
 	double		 best = -INFINITY;
 
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 2; i++) {
 		const json_t *x = json_object_get(c[i], k);
 
-		if (json_is_number(x) && eval_step(c[i], i == 2) >= best) {
-			best = eval_step(c[i], i == 2);
+		if (json_is_number(x) && eval_step(c[i]) >= best) {
+			best = eval_step(c[i]);
 			*v = json_number_value(x);
 		}
 	}
+	if (summary_number(&j->sum, k, v))	/* it comes after all */
+		best = INFINITY;
 	return best > -INFINITY && isfinite(*v);
 }
 
@@ -197,7 +198,7 @@ job_value(const struct job_state *j, enum job_row r, double *v)
 	if (job_rows[r].field != NULL)
 		return eval_value(j, job_rows[r].field, v);
 	switch (r) {
-	case JR_PAUSED: *v = j->paused; return !j->done;
+	case JR_PAUSED: *v = j->phase == JOB_PAUSED; return !job_done(j);
 	case JR_GENERATION: *v = j->generation; break;
 	case JR_RANKS: *v = j->world; break;
 	case JR_FAILOVERS: *v = (double)j->total.failovers; break;
@@ -212,9 +213,6 @@ job_value(const struct job_state *j, enum job_row r, double *v)
 	return true;
 }
 
-static const char *const job_states[] = { "queued", "running", "finished",
-	"stopped", "failed" };
-
 /* The newest job of each name, unless it is only history the journal
  * replayed (over before this backend opened). */
 static bool
@@ -222,7 +220,7 @@ job_exported(struct backend *b, const struct job_state *j)
 {
 	if (backend_job(b, j->name) != j)
 		return false;
-	return !j->done || j->started > 0 || j->summary != NULL;
+	return !job_done(j) || j->started > 0 || job_has_summary(j);
 }
 
 static void
@@ -232,21 +230,35 @@ prom_jobs(FILE *f, struct backend *b)
 	char		 lab[256], sl[320];
 	double		 v;
 
-	prom_family(&fm, "hunter_job_", "state", false, "1 for the state "
-	    "the job is in, 0 for the others");
+	prom_family(&fm, "hunter_job_", "state", false, "1 for the phase "
+	    "the job is in (its state label), 0 for the others");
 	for (int i = 0; i < b->njobs; i++) {
 		const struct job_state *j = &b->jobs[i];
 
 		if (!job_exported(b, j))
 			continue;
-		for (size_t s = 0; s < sizeof job_states / sizeof *job_states;
-		    s++) {
+		for (int p = 0; p < JOB_PHASE_COUNT; p++) {
 			const char *k[] = { "job", "state" };
-			const char *val[] = { j->name, job_states[s] };
+			const char *val[] = { j->name, job_phase_name(p) };
 
 			prom_labels(sl, sizeof sl, 2, k, val);
-			prom_sample(f, &fm, sl, strcmp(j->state,
-			    job_states[s]) == 0);
+			prom_sample(f, &fm, sl, (int)j->phase == p);
+		}
+	}
+	prom_family(&fm, "hunter_job_", "events_total", true, "the job's "
+	    "events by kind (its kind label) since the submit or attach");
+	for (int i = 0; i < b->njobs; i++) {
+		const struct job_state *j = &b->jobs[i];
+
+		for (int e = EV_UNKNOWN + 1; job_exported(b, j) && e < EV_COUNT;
+		    e++) {
+			const char *k[] = { "job", "kind" };
+			const char *val[] = { j->name, event_kind_name(e) };
+
+			if (j->total.events[e] == 0)
+				continue;
+			prom_labels(sl, sizeof sl, 2, k, val);
+			prom_sample(f, &fm, sl, (double)j->total.events[e]);
 		}
 	}
 	for (int r = 0; r < JR_COUNT; r++) {
@@ -286,7 +298,7 @@ prom_rank_labels(struct backend *b, const struct job_state *j, int r,
 static bool
 rank_up(struct backend *b, const struct rank_state *rs, double now)
 {
-	return rs->status == RANK_RUNNING && node_heard(&b->nodes[rs->node],
+	return rs->phase == RANK_RUNNING && node_heard(&b->nodes[rs->node],
 	    now);
 }
 
@@ -316,14 +328,14 @@ prom_ranks(FILE *f, struct backend *b, double now)
 				const struct rank_state *rs = &j->ranks[r];
 				bool up = rank_up(b, rs, now);
 
-				if (rs->status == RANK_PENDING || (pass && !up))
+				if (rs->phase == RANK_PENDING || (pass && !up))
 					continue;
 				prom_rank_labels(b, j, r, lab, sizeof lab);
 				if (pass == 0)
 					prom_sample(f, &fm, lab, up);
 				else
 					prom_sample(f, &fp, lab, rs->paused ||
-					    j->paused);
+					    j->phase == JOB_PAUSED);
 			}
 		}
 	}
@@ -342,8 +354,8 @@ prom_ranks(FILE *f, struct backend *b, double now)
 				const struct rank_state *rs = &j->ranks[r];
 
 				if (!((rs->known >> m) & 1) ||
-				    rs->status == RANK_PENDING ||
-				    (rs->status == RANK_RUNNING &&
+				    rs->phase == RANK_PENDING ||
+				    (rs->phase == RANK_RUNNING &&
 				    !node_heard(&b->nodes[rs->node], now)))
 					continue;
 				prom_rank_labels(b, j, r, lab, sizeof lab);
@@ -388,7 +400,7 @@ backend_export_tick(struct backend *b)
 	if (b->metrics != NULL && metrics_http_wanted(b->metrics))
 		backend_prom_publish(b);
 	for (int i = 0; i < b->njobs; i++) {
-		if (b->jobs[i].done && b->jobs[i].series != NULL)
+		if (job_done(&b->jobs[i]) && b->jobs[i].series != NULL)
 			backend_series_close(&b->jobs[i]);
 	}
 }

@@ -16,6 +16,7 @@
 #include "lib/utf8.h"
 #include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
+#include "backend/worker/data.h"
 #include "backend/sched/queue.h"
 #include "backend/core/backend-internal.h"
 #include "backend/core/backend-program.h"
@@ -75,7 +76,7 @@ backend_versions_agree(struct backend *b, char *err, size_t errlen)
 			    b->fleet.nodes[i].hello == NULL;
 		if (!missing)
 			break;
-		backend_poll_locked(b, 50);
+		backend_loop_once(b, 50);
 	}
 	own = proto_hello("backend", NULL);
 	rc = fleet_check_versions(&b->fleet, own, err, errlen);
@@ -93,7 +94,7 @@ backend_requeued(struct backend *b, struct job_state *j)
 	if (j->opts.resume || count == NULL || atoi(count) <= 0)
 		return;
 	j->opts.resume = true;
-	backend_event(b, j->name, "restarted", -1, NULL, "Slurm job %s was "
+	backend_event(b, j->name, EV_RESTARTED, -1, NULL, "Slurm job %s was "
 	    "requeued (restart %d): %s resumes from its newest checkpoint",
 	    getenv("SLURM_JOB_ID") ? getenv("SLURM_JOB_ID") : "?", atoi(count),
 	    j->name);
@@ -183,6 +184,94 @@ queue_wait_reason(struct backend *b, struct job_state *j)
 	utf8_fix(j->reason, sizeof j->reason);
 }
 
+/*
+ * On a cluster of this machine's nodes, what hunter validate checks is
+ * checked before anything is placed: a job whose data its workers would
+ * refuse, or whose program is not here, fails now with the cause, not
+ * after every node has tried it.  0, or -1 with err.
+ */
+static int
+submit_check_here(const struct backend *b, const char *spec_file,
+    const struct job_spec *spec, char *err, size_t errlen)
+{
+	char	 why[PATH_MAX + 512], found[PATH_MAX];
+
+	for (int i = 0; i < b->cluster->n_nodes; i++) {
+		if (strcmp(b->cluster->nodes[i].host, "local") != 0)
+			return 0;	/* the data is the nodes' to see */
+	}
+	if (spec->kind == JOB_PROGRAM) {
+		if (spec_program_find(spec, found, sizeof found, why,
+		    sizeof why) == 0)
+			return 0;
+		snprintf(err, errlen, "%s:%d:%d: program.argv[0]: %s", spec_file,
+		    spec->program.argv0_line, spec->program.argv0_col, why);
+		return -1;
+	}
+	if (job_data_check(spec, why, sizeof why) == 0)
+		return 0;
+	snprintf(err, errlen, "%s: data: %s", spec_file, why);
+	return -1;
+}
+
+/* A rank of a job called name that an agent said it still runs: its
+ * node's name, run and pid, or NULL. */
+static const char *
+live_rank(struct backend *b, const char *name, long long *run, long *pid)
+{
+	for (int n = 0; n < b->fleet.n; n++) {
+		const json_t	*w;
+		size_t		 i;
+
+		json_array_foreach(json_object_get(b->fleet.nodes[n].hello,
+		    "workers"), i, w) {
+			if (strcmp(json_string_value(json_object_get(w, "job")) ?:
+			    "", name) != 0 ||
+			    !json_is_true(json_object_get(w, "running")))
+				continue;
+			*run = json_integer_value(json_object_get(w, "run"));
+			*pid = (long)json_integer_value(json_object_get(w, "pid"));
+			return b->fleet.nodes[n].spec->name;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The same job must not run twice.  Its ranks may still train after
+ * their backend died (kill -9, a lost session): a submit of the job then
+ * follows that run, as --attach would, and starts nothing; a run the
+ * journal does not know is refused, and its checkpoints are left alone.
+ * 1 when it attached, 0 when no copy runs, -1 refused (err).
+ */
+static int
+submit_live_copy(struct backend *b, const char *name, char *err,
+    size_t errlen)
+{
+	long long	 run;
+	long		 pid;
+	const char	*node = live_rank(b, name, &run, &pid);
+	struct job_state *j;
+	char		 why[512];
+
+	if (node == NULL)
+		return 0;
+	if (backend_attach(b, name, why, sizeof why) == 0 &&
+	    (j = backend_job(b, name)) != NULL && !job_done(j) &&
+	    j->run == run) {
+		backend_event(b, name, EV_RESTARTED, -1, node, "%s still runs "
+		    "(run %lld; rank on %s as pid %ld): following it, as "
+		    "hunter run --attach would, instead of starting another copy",
+		    name, run, node, pid);
+		return 1;
+	}
+	snprintf(err, errlen, "job %s still runs on node %s (run %lld, pid "
+	    "%ld), and this state directory's journal does not have that run; "
+	    "stop it before starting it again (its checkpoints are left as "
+	    "they are)", name, node, run, pid);
+	return -1;
+}
+
 int
 backend_submit(struct backend *b, const char *spec_file,
     const struct submit_opts *so, char *err, size_t errlen)
@@ -202,27 +291,37 @@ backend_submit(struct backend *b, const char *spec_file,
 		free(yaml);
 		return -1;
 	}
-	if (!job_paths_utf8(b, spec_file, &spec, err, errlen)) {
+	if (!job_paths_utf8(b, spec_file, &spec, err, errlen) ||
+	    submit_check_here(b, spec_file, &spec, err, errlen) != 0) {
 		free(yaml);
 		return -1;
 	}
-	if ((old = backend_job(b, spec.name)) != NULL && !old->done) {
+	if ((old = backend_job(b, spec.name)) != NULL && !job_done(old)) {
 		snprintf(err, errlen, "job %s is already running; `hunter run "
 		    "--attach` follows it", spec.name);
 		free(yaml);
 		return -1;
 	}
 	if (backend_versions_agree(b, err, errlen) != 0) {
-		backend_event(b, spec.name, "refused", -1, NULL, "%s", err);
+		backend_event(b, spec.name, EV_REFUSED, -1, NULL, "%s", err);
+		free(yaml);
+		return -1;
+	}
+	switch (submit_live_copy(b, spec.name, err, errlen)) {
+	case 1:
+		free(yaml);
+		return 0;
+	case -1:
+		backend_event(b, spec.name, EV_REFUSED, -1, NULL, "%s", err);
 		free(yaml);
 		return -1;
 	}
 	if (queue_admissible(backend_placing(b), &spec, err, errlen) != 0) {
-		backend_event(b, spec.name, "refused", -1, NULL, "%s", err);
+		backend_event(b, spec.name, EV_REFUSED, -1, NULL, "%s", err);
 		free(yaml);
 		return -1;
 	}
-	j = backend_new_job(b, spec.name);
+	j = backend_new_job(b, spec.name, JOB_QUEUED);
 	j->opts = *so;
 	backend_requeued(b, j);
 	j->spec = spec;
@@ -231,14 +330,12 @@ backend_submit(struct backend *b, const char *spec_file,
 	j->world = spec.resources.ranks;
 	j->run = backend_run_id();
 	j->ranks = xcalloc((size_t)j->world, sizeof *j->ranks);
-	j->queued = true;
 	j->submitted = clock_mono();
-	snprintf(j->state, sizeof j->state, "queued");
 	if (spec.kind == JOB_PROGRAM)
 		backend_program_new(b, j);
 	backend_schedule(b);
-	if ((j = backend_job(b, spec.name)) != NULL && j->queued)
-		backend_event(b, j->name, "queued", -1, NULL, "%s", j->reason);
+	if ((j = backend_job(b, spec.name)) != NULL && j->phase == JOB_QUEUED)
+		backend_event(b, j->name, EV_QUEUED, -1, NULL, "%s", j->reason);
 	return 0;
 }
 
@@ -259,7 +356,7 @@ backend_schedule(struct backend *b)
 	for (int i = 0; i < b->njobs; i++) {
 		struct job_state *j = &b->jobs[i];
 
-		if (!j->queued || j->done)
+		if (j->phase != JOB_QUEUED)
 			continue;
 		e[n] = (struct queue_entry){ .spec = &j->spec,
 		    .submitted = j->submitted,
@@ -276,8 +373,6 @@ backend_schedule(struct backend *b)
 			queue_wait_reason(b, j);
 		else {
 			j->reason[0] = '\0';
-			j->queued = false;
-			snprintf(j->state, sizeof j->state, "running");
 			for (int r = 0; r < j->world; r++)
 				j->ranks[r].node = e[k].node_of[r];
 			backend_launch_job(b, j, e[k].note);

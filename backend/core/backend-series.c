@@ -1,7 +1,7 @@
 /*
  * backend-series.c: what a job's frames leave besides the state model:
  * the counters of its Prometheus series (checkpoints and bytes here; the
- * failovers where they are decided, backend-reform.c) and its saved
+ * failovers where they are decided, job.c) and its saved
  * series for `hunter report` (series-file.h): metrics, epochs, evals, the
  * autotune trace and the summary.  Every frame of a job
  * passes here before the state model takes it.
@@ -22,7 +22,7 @@ backend_series_open(struct backend *b, struct job_state *j, bool fresh)
 		return;
 	if ((j->series = series_file_open(b->dir, j->name, j->run, fresh, err,
 	    sizeof err)) == NULL)
-		backend_event(b, j->name, "refused", -1, NULL, "no saved series "
+		backend_event(b, j->name, EV_REFUSED, -1, NULL, "no saved series "
 		    "for hunter report: %s", err);
 }
 

@@ -9,14 +9,11 @@
  * the console's colours, crosses and dashes all show.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "lib/clock.h"
 #include "lib/rng.h"
@@ -38,7 +35,6 @@ struct sim {
 	struct cluster_spec cluster;
 	struct sim_node	*sn;
 	struct rng	 rng;
-	double		 next_tick;
 	long		 step;
 	int		 ticks;
 	bool		 paused;
@@ -90,12 +86,12 @@ backend_open_sim(int nodes, int racks, uint64_t seed)
 		    2e9 + 4e9 * rng_float(&s->rng), 1e5, 1e5, 0.5 };
 	}
 	b->lock_fd = b->console_fd = -1;
-	b->wake[0] = b->wake[1] = -1;
 	pthread_mutex_init(&b->mu, NULL);
 	pthread_mutex_init(&b->qmu, NULL);
 	b->events = json_array();
 	b->queue = json_array();
-	if (pipe2(b->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+	b->loop = evloop_new();		/* the wake-up, and the tick */
+	if (evloop_wake_on(b->loop, NULL, NULL) != 0) {
 		backend_close(b);
 		return NULL;
 	}
@@ -120,11 +116,7 @@ sim_job(struct sim *s)
 
 	if (world > b->fleet.n)
 		world = b->fleet.n;
-	b->jobs = xcalloc(1, sizeof *b->jobs);
-	b->njobs = 1;
-	j = &b->jobs[0];
-	snprintf(j->name, sizeof j->name, "sim-train");
-	snprintf(j->state, sizeof j->state, "running");
+	j = backend_new_job(b, "sim-train", JOB_QUEUED);
 	spec_job_defaults(&j->spec);
 	snprintf(j->spec.name, sizeof j->spec.name, "sim-train");
 	j->spec.resources.ranks = j->world = world;
@@ -139,11 +131,15 @@ sim_job(struct sim *s)
 		    !b->nodes[node].up || b->used[node] >= 2))
 			node++;
 		j->ranks[r].node = node;
-		j->ranks[r].status = RANK_RUNNING;
 		j->ranks[r].pid = 1000 + r;
 		b->used[node]++;
 	}
-	backend_event(b, j->name, "placed", -1, NULL, "%d simulated ranks", world);
+	/* The same moves as a real job's, simulated. */
+	job_set_phase(b, j, JOB_PLACING, "%d simulated ranks", world);
+	backend_event(b, j->name, EV_PLACED, -1, NULL, "%d simulated ranks", world);
+	for (int r = 0; r < world; r++)
+		rank_set_phase(b, j, r, RANK_RUNNING, "simulated");
+	job_set_phase(b, j, JOB_RUNNING, "simulated ranks report");
 }
 
 static void
@@ -204,7 +200,7 @@ sim_ranks(struct sim *s)
 	double		 loss;
 	json_t		*m;
 
-	if (j->done || s->paused)
+	if (job_done(j) || s->paused)
 		return;
 	s->step += 12;
 	loss = 0.25 + 2.05 * exp(-s->step / 2500.0);
@@ -252,17 +248,25 @@ sim_ranks(struct sim *s)
 static void
 sim_stop(struct sim *s, struct job_state *j)
 {
-	backend_event(&s->b, j->name, "checkpoint", -1, NULL,
+	char	 err[64];
+	json_t	*m;
+
+	job_set_phase(&s->b, j, JOB_STOPPING, "stop asked (simulated)");
+	backend_event(&s->b, j->name, EV_CHECKPOINT, -1, NULL,
 	    "simulated checkpoint at step %ld before the stop", s->step);
-	for (int r = 0; r < j->world; r++) {
-		j->ranks[r].status = RANK_EXITED;
-		s->b.used[j->ranks[r].node]--;
-	}
-	j->done = true;
-	snprintf(j->state, sizeof j->state, "stopped");
-	j->summary = json_pack("{s:s, s:s, s:s, s:I}", "t", MSG_SUMMARY,
-	    "job", j->name, "state", "stopped", "steps", (json_int_t)s->step);
-	backend_emit(&s->b, j->summary);
+	memset(&j->sum, 0, sizeof j->sum);
+	SUMMARY_SET(&j->sum, steps, s->step);
+	snprintf(j->sum.job, sizeof j->sum.job, "%s", j->name);
+	snprintf(j->sum.state, sizeof j->sum.state, "stopped");
+	j->sum.have |= (uint64_t)1 << SUMMARY_F_job |
+	    (uint64_t)1 << SUMMARY_F_state;
+	m = json_pack("{s:s}", "t", MSG_SUMMARY);
+	summary_pack(&j->sum, m, err, sizeof err);
+	backend_emit(&s->b, m);
+	json_decref(m);
+	for (int r = 0; r < j->world; r++)
+		rank_set_phase(&s->b, j, r, RANK_EXITED, "stopped (simulated)");
+	job_settle(&s->b, j);
 }
 
 static void
@@ -279,16 +283,24 @@ sim_migrate(struct sim *s, struct job_state *j, const json_t *cmd)
 	}
 	if (r < 0 || r >= j->world || n < 0 || !b->nodes[n].up ||
 	    b->used[n] >= s->cluster.nodes[n].cpu_slots) {
-		backend_event(b, j->name, "refused", r, to, "cannot migrate "
+		backend_event(b, j->name, EV_REFUSED, r, to, "cannot migrate "
 		    "rank %d to %s", r, to != NULL ? to : "(no node)");
 		return;
 	}
 	from = j->ranks[r].node;
+	job_set_phase(b, j, JOB_REFORMING, "migrate rank %d (simulated)", r);
+	for (int i = 0; i < j->world; i++)
+		rank_set_phase(b, j, i, RANK_EXITED, "re-forming (simulated)");
 	b->used[from]--;
 	b->used[n]++;
 	j->ranks[r].node = n;
 	j->generation++;
-	backend_event(b, j->name, "migrated", r, to, "rank %d: %s -> %s at "
+	job_set_phase(b, j, JOB_PLACING, "generation %d (simulated)",
+	    j->generation);
+	for (int i = 0; i < j->world; i++)
+		rank_set_phase(b, j, i, RANK_RUNNING, "simulated");
+	job_set_phase(b, j, JOB_RUNNING, "simulated ranks report");
+	backend_event(b, j->name, EV_MIGRATED, r, to, "rank %d: %s -> %s at "
 	    "step %ld (simulated, generation %d)", r, s->cluster.nodes[from].name,
 	    to, s->step, j->generation);
 }
@@ -304,51 +316,65 @@ sim_command(struct sim *s, const json_t *cmd)
 		s->b.detach = true;
 		return;
 	}
-	if (c == NULL || name == NULL || strcmp(name, j->name) != 0 || j->done) {
-		backend_event(&s->b, name, "refused", -1, NULL, "no running job "
+	if (c == NULL || name == NULL || strcmp(name, j->name) != 0 ||
+	    job_done(j)) {
+		backend_event(&s->b, name, EV_REFUSED, -1, NULL, "no running job "
 		    "%s", name != NULL ? name : "(none)");
 		return;
 	}
 	if (strcmp(c, "pause") == 0 || strcmp(c, "resume") == 0) {
-		s->paused = j->paused = c[0] == 'p';
+		s->paused = c[0] == 'p';
+		job_set_phase(&s->b, j, s->paused ? JOB_PAUSED : JOB_RUNNING,
+		    "%s (simulated)", c);
 		for (int r = 0; r < j->world; r++)
 			j->ranks[r].paused = s->paused;
-		backend_event(&s->b, name, s->paused ? "paused" : "resumed", -1,
+		backend_event(&s->b, name, s->paused ? EV_PAUSED : EV_RESUMED, -1,
 		    NULL, "every rank %s at step %ld (simulated)", s->paused ?
 		    "holds" : "continues", s->step);
 	} else if (strcmp(c, "checkpoint") == 0)
-		backend_event(&s->b, name, "checkpoint", -1, NULL,
+		backend_event(&s->b, name, EV_CHECKPOINT, -1, NULL,
 		    "simulated checkpoint at step %ld", s->step);
 	else if (strcmp(c, "migrate") == 0)
 		sim_migrate(s, j, cmd);
 	else if (strcmp(c, "stop") == 0)
 		sim_stop(s, j);
 	else
-		backend_event(&s->b, name, "refused", -1, NULL,
+		backend_event(&s->b, name, EV_REFUSED, -1, NULL,
 		    "unknown command '%s'", c);
 }
 
+/* Once a second: the nodes' walk and the ranks' step. */
+static void
+sim_tick(void *arg)
+{
+	struct sim	*s = arg;
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	sim_nodes(s, (double)ts.tv_sec + ts.tv_nsec * 1e-9);
+	sim_ranks(s);
+}
+
+/* The loop's turns: the commands posted (their post woke it), then the
+ * tick when it is due; the state lock is held but while it waits. */
 static void *
 sim_main(void *arg)
 {
 	struct sim	*s = arg;
 	struct backend	*b = &s->b;
-	struct pollfd	 pfd = { .fd = b->wake[0], .events = POLLIN };
-	char		 buf[64];
 	json_t		*q, *cmd;
 	size_t		 i;
 
 	for (;;) {
-		double	 wait = s->next_tick - clock_mono();
-
-		poll(&pfd, 1, wait > 0 ? (int)(wait * 1000) + 1 : 0);
+		pthread_mutex_lock(&b->mu);
+		evloop_prepare(b->loop);
+		pthread_mutex_unlock(&b->mu);
+		evloop_wait(b->loop, -1);
 		pthread_mutex_lock(&b->mu);
 		if (b->quit) {
 			pthread_mutex_unlock(&b->mu);
 			break;
 		}
-		while (read(b->wake[0], buf, sizeof buf) > 0)
-			;
 		pthread_mutex_lock(&b->qmu);
 		q = b->queue;
 		b->queue = json_array();
@@ -356,14 +382,7 @@ sim_main(void *arg)
 		json_array_foreach(q, i, cmd)
 			sim_command(s, cmd);
 		json_decref(q);
-		if (clock_mono() >= s->next_tick) {
-			struct timespec ts;
-
-			clock_gettime(CLOCK_REALTIME, &ts);
-			sim_nodes(s, (double)ts.tv_sec + ts.tv_nsec * 1e-9);
-			sim_ranks(s);
-			s->next_tick = clock_mono() + 1.0;
-		}
+		evloop_dispatch(b->loop);
 		pthread_mutex_unlock(&b->mu);
 	}
 	return NULL;
@@ -377,6 +396,7 @@ backend_sim_start(struct backend *b, const struct backend_observer *obs)
 	if (obs != NULL)
 		b->obs = *obs;
 	sim_job(s);
+	evloop_timer_add(b->loop, 0, 1.0, sim_tick, s);
 	if (pthread_create(&b->thread, NULL, sim_main, s) != 0)
 		return -1;
 	b->threaded = true;

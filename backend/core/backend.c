@@ -2,12 +2,10 @@
  * backend.c: the backend's life: open (lock, journal, console.sock,
  * agents) and close, the loop thread and its command queue, and what
  * front ends read: jobs, nodes, events.  Jobs are in backend-jobs.c, the
- * frames from the agents in backend-poll.c.
+ * loop in backend-loop.c, the frames from the agents in backend-poll.c.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,12 +39,56 @@ backend_emit(struct backend *b, const json_t *msg)
 		b->obs.on_frame(b->obs.ctx, msg);
 }
 
+json_t *
+backend_event_new(struct backend *b, const char *job, enum event_kind kind,
+    int rank, const char *node, const char *reason)
+{
+	char	 err[128];
+	json_t	*ev;
+
+	(void)b;
+	ev = proto_pack(err, sizeof err, "{s:s, s:s, s:s, s:i, s:s, s:s, s:s}",
+	    "t", MSG_EVENT, "job", job ? job : "", "kind",
+	    event_kind_name(kind), "rank", rank, "node", node ? node : "",
+	    "reason", reason, "source", "backend");
+	if (ev == NULL)
+		fprintf(stderr, "hunter: a %s event: %s\n", event_kind_name(kind),
+		    err);
+	return ev;
+}
+
+/* Every event of a job, the backend's and its ranks', names the phase
+ * the job is in after it ("job_phase"), and counts towards the job's
+ * events by kind. */
+void
+backend_event_note(struct backend *b, json_t *ev)
+{
+	const char	*name = json_string_value(json_object_get(ev, "job"));
+	struct job_state *j = name != NULL && *name != '\0' ?
+	    backend_job(b, name) : NULL;
+
+	if (j == NULL)
+		return;
+	j->total.events[event_kind_of(ev)]++;
+	json_object_set_new(ev, "job_phase", json_string(job_phase_name(
+	    j->phase)));
+}
+
+void
+backend_event_raise(struct backend *b, json_t *ev)
+{
+	backend_event_note(b, ev);
+	if (b->journal != NULL)		/* durable with the next decision */
+		journal_append_lazy(b->journal, ev);
+	backend_emit(b, ev);
+}
+
 /* An event of the backend's own: journalled, then shown. */
 void
-backend_event(struct backend *b, const char *job, const char *kind, int rank,
-    const char *node, const char *fmt, ...)
+backend_event(struct backend *b, const char *job, enum event_kind kind,
+    int rank, const char *node, const char *fmt, ...)
 {
-	char	 reason[1024], err[128];
+	char	 reason[1024];
 	va_list	 ap;
 	json_t	*ev;
 
@@ -57,16 +99,9 @@ backend_event(struct backend *b, const char *job, const char *kind, int rank,
 	 * on a character boundary, stray bytes as '?', or jansson refuses
 	 * it.  Job, kind and node are names the specs restrict to ASCII. */
 	utf8_fix(reason, sizeof reason);
-	ev = proto_pack(err, sizeof err, "{s:s, s:s, s:s, s:i, s:s, s:s, s:s}",
-	    "t", MSG_EVENT, "job", job ? job : "", "kind", kind, "rank", rank,
-	    "node", node ? node : "", "reason", reason, "source", "backend");
-	if (ev == NULL) {
-		fprintf(stderr, "hunter: a %s event: %s\n", kind, err);
+	if ((ev = backend_event_new(b, job, kind, rank, node, reason)) == NULL)
 		return;
-	}
-	if (b->journal != NULL)		/* durable with the next decision */
-		journal_append_lazy(b->journal, ev);
-	backend_emit(b, ev);
+	backend_event_raise(b, ev);
 	json_decref(ev);
 }
 
@@ -89,7 +124,7 @@ backend_report_node(void *ctx, const char *node, const char *err)
 	if (fn != NULL && fn->bound)
 		backend_node_down(b, (int)(fn - b->fleet.nodes), err);
 	else
-		backend_event(b, NULL, "refused", -1, node, "node %s: %s", node,
+		backend_event(b, NULL, EV_REFUSED, -1, node, "node %s: %s", node,
 		    err);
 }
 
@@ -152,7 +187,7 @@ backend_fd_limit(struct backend *b, const struct cluster_spec *c)
 	long	 got = net_raise_nofile(want);
 
 	if (got >= 0 && got < want)
-		backend_event(b, NULL, "refused", -1, NULL, "the cluster has %d "
+		backend_event(b, NULL, EV_REFUSED, -1, NULL, "the cluster has %d "
 		    "nodes, and this process may open %ld files (ulimit -n; "
 		    "%ld wanted): nodes past that fail to connect with \"Too "
 		    "many open files\"", c->n_nodes, got, want);
@@ -162,7 +197,7 @@ backend_fd_limit(struct backend *b, const struct cluster_spec *c)
 static void
 backend_journal_trouble(void *ctx, const char *what)
 {
-	backend_event(ctx, NULL, "refused", -1, NULL, "%s", what);
+	backend_event(ctx, NULL, EV_WARNING, -1, NULL, "%s", what);
 }
 
 struct backend *
@@ -172,12 +207,11 @@ backend_open(const struct backend_opts *o, char *err, size_t errlen)
 	char		 path[PATH_MAX + 32];
 
 	b->lock_fd = b->console_fd = -1;
-	b->wake[0] = b->wake[1] = -1;
 	pthread_mutex_init(&b->mu, NULL);
 	pthread_mutex_init(&b->qmu, NULL);
 	b->events = json_array();
 	b->queue = json_array();
-	if (pipe2(b->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+	if (backend_loop_open(b) != 0) {
 		snprintf(err, errlen, "pipe: %s", strerror(errno));
 		goto fail;
 	}
@@ -202,7 +236,7 @@ backend_open(const struct backend_opts *o, char *err, size_t errlen)
 		journal_set_limit(b->journal, atoll(getenv(
 		    "HUNTER_JOURNAL_MAX_BYTES")));
 	if (o->metrics != NULL && (b->metrics = metrics_http_open(o->metrics,
-	    b->wake[1], err, errlen)) == NULL)
+	    evloop_wake_fd(b->loop), err, errlen)) == NULL)
 		goto fail;
 	snprintf(path, sizeof path, "%s/console.sock", b->dir);
 	unlink(path);	/* we hold the lock: any socket there is stale */
@@ -222,7 +256,7 @@ backend_open(const struct backend_opts *o, char *err, size_t errlen)
 		b->nodes[i].spec = b->fleet.nodes[i].spec;
 	fleet_connect(&b->fleet, backend_report_node, b);
 	if (b->metrics != NULL)
-		backend_event(b, NULL, "metrics", -1, NULL, "Prometheus metrics "
+		backend_event(b, NULL, EV_METRICS, -1, NULL, "Prometheus metrics "
 		    "on %s", metrics_http_url(b->metrics));
 	return b;
 fail:
@@ -241,25 +275,20 @@ backend_close(struct backend *b)
 		pthread_mutex_lock(&b->mu);
 		b->quit = true;
 		pthread_mutex_unlock(&b->mu);
-		if (write(b->wake[1], "q", 1) < 0) {
-			/* the pipe is full: the loop is awake anyway */
-		}
+		evloop_wake(b->loop);
 		pthread_join(b->thread, NULL);
 	}
 	if (b->metrics != NULL) {
 		bool	 over = b->njobs > 0;
 
 		for (int i = 0; i < b->njobs; i++)
-			over &= b->jobs[i].done;
+			over &= job_done(&b->jobs[i]);
 		/* The final values, for a scraper to take before we go. */
 		backend_prom_publish(b);
 		metrics_http_close(b->metrics, over);
 	}
-	for (int i = 0; i < b->npeers; i++) {
-		close(b->peers[i].fd);
-		proto_reader_free(&b->peers[i].rd);
-		proto_queue_free(&b->peers[i].q);
-	}
+	while (b->npeers > 0)
+		backend_console_close(b, b->peers[0]);
 	if (b->console_fd >= 0) {
 		close(b->console_fd);
 		snprintf(path, sizeof path, "%s/console.sock", b->dir);
@@ -270,7 +299,7 @@ backend_close(struct backend *b)
 	for (int i = 0; i < b->njobs; i++) {
 		free(b->jobs[i].yaml);
 		free(b->jobs[i].ranks);
-		json_decref(b->jobs[i].summary);
+		free(b->jobs[i].restart.node_of);
 		json_decref(b->jobs[i].epochs);
 		free(b->jobs[i].prog);
 		json_decref(b->jobs[i].evals);
@@ -278,14 +307,9 @@ backend_close(struct backend *b)
 	}
 	free(b->jobs);
 	free(b->nodes);
-	free(b->pfd);
-	free(b->pfd_node);
 	json_decref(b->events);
 	json_decref(b->queue);
-	if (b->wake[0] >= 0) {
-		close(b->wake[0]);
-		close(b->wake[1]);
-	}
+	backend_loop_free(b);
 	pthread_mutex_destroy(&b->mu);
 	pthread_mutex_destroy(&b->qmu);
 	free(b->used);
@@ -304,7 +328,7 @@ backend_main(void *arg)
 	bool		 quit = false;
 
 	while (!quit) {
-		backend_poll_locked(b, 250);
+		backend_loop_once(b, 250);
 		pthread_mutex_lock(&b->mu);
 		quit = b->quit;
 		pthread_mutex_unlock(&b->mu);
@@ -345,9 +369,7 @@ backend_post(struct backend *b, json_t *cmd)
 	pthread_mutex_lock(&b->qmu);
 	json_array_append_new(b->queue, cmd);
 	pthread_mutex_unlock(&b->qmu);
-	if (write(b->wake[1], "c", 1) < 0) {
-		/* the pipe is full: the loop is awake anyway */
-	}
+	evloop_wake(b->loop);
 }
 
 /* Run the posted commands; called by the loop with the state lock held. */

@@ -17,11 +17,12 @@
 #include "lib/series.h"
 #include "backend/spec/spec.h"
 #include "backend/proto/metrics.h"
+#include "backend/proto/event.h"
+#include "backend/proto/summary.h"
 #include "backend/fleet/fleet.h"
+#include "backend/core/job.h"
 #include "backend/core/journal.h"
 #include "backend/core/store.h"
-
-enum rank_status { RANK_PENDING, RANK_RUNNING, RANK_EXITED, RANK_FAILED };
 
 #define NODE_GPUS_MAX	16	/* what an agent's frame lists at most */
 
@@ -38,20 +39,30 @@ struct node_view {
 					 * "" when up or not known */
 };
 
+/*
+ * A rank of a job.  Its phase is job.c's to move; the rest is what its
+ * current process reported (rank_proc_reset clears it at each launch:
+ * keep a member that a new process must not inherit in that list) and
+ * the histories the charts and the detectors read.
+ */
 struct rank_state {
 	int		 node;		/* index into the fleet */
-	enum rank_status status;
+	enum rank_phase	 phase;
 	/* Its newest metrics, one member per row of the table of rank
 	 * metrics (step, epoch, loss, ..., rss, heartbeat, pid, ...): a
 	 * long or a double, named as the JSON field. */
 	RANK_METRICS(RANK_METRIC_MEMBER)
 	uint32_t	 known;		/* RM_BIT(id): that metric is known */
-	bool		 paused;
+	bool		 paused;	/* it said it holds at a step */
+	bool		 finished;	/* it said it trained to the end */
 	double		 last_seen;	/* CLOCK_MONOTONIC of the last metrics */
 	double		 kill_sent;	/* when a kill went out; 0 = none */
 	int		 exit_signal;	/* what ended it; 0 = none */
 	char		 exit_reason[128];
-	struct series	 h_loss, h_samples, h_step_ms;
+	char		 said[256];	/* its own last word on failing (its
+					 * failed event) */
+	char		 last_line[256];	/* the last line it printed */
+	struct series	 h_loss, h_samples, h_step_ms;	/* the charts' */
 	struct series	 h_compute_ms, h_comm_ms, h_rss, h_step; /* detectors */
 };
 
@@ -82,26 +93,25 @@ struct job_state {
 	int		 world, generation;
 	long long	 run;		/* unique id of this launch */
 	struct rank_state *ranks;
-	char		 state[16];	/* queued | running | finished | stopped |
-					 * failed */
+	enum job_phase	 phase;		/* job.c's to move (job.h) */
+	double		 phase_since;	/* CLOCK_MONOTONIC of the last move */
 	/* Why it failed, or why it waits in the queue ("" = nothing to say);
 	 * hunter run prints it with the summary. */
 	char		 reason[512];
-	json_t		*summary;	/* rank 0's, once it arrives */
+	struct job_summary sum;		/* rank 0's; sum.have 0 until then */
 	json_t		*epochs;	/* epoch frames, in order */
 	json_t		*evals;		/* eval frames (train.eval_every) */
-	bool		 done;		/* every rank has exited */
-	bool		 queued;	/* waiting for slots */
 	double		 submitted;	/* CLOCK_MONOTONIC, for the queue order */
 	double		 started;	/* CLOCK_MONOTONIC, the first launch */
-	bool		 paused;
 	struct submit_opts opts;	/* as submitted */
 	long		 seq[JOB_CMD_COUNT];
 	int		 restarts;
-	struct {			/* a re-formation under way */
-		bool	 pending;
+	int		 early_failovers;	/* of ranks that failed before
+					 * their first step */
+	struct {			/* a re-formation under way (phase
+					 * REFORMING or RESIZING) */
 		int	*node_of;	/* the placement to relaunch with */
-		char	 kind[16];	/* migrated | failover | restarted */
+		enum event_kind kind;	/* migrated | failover | restarted */
 		char	 reason[256];
 		double	 since;		/* CLOCK_MONOTONIC */
 	} restart;
@@ -111,10 +121,20 @@ struct job_state {
 		long	 failovers, checkpoints;
 		long long bytes_sent, bytes_dense;	/* every rank's */
 		bool	 bytes_known;	/* a rank has reported them */
+		long	 events[EV_COUNT];	/* by kind */
 	} total;
 	struct job_series *series;	/* its saved series (backend-series.c) */
 	struct program_state *prog;	/* a program job's (core's own) */
 };
+
+/* Whether j has ended (FINISHED, STOPPED or FAILED). */
+bool	job_done(const struct job_state *);
+/* Whether rank 0's summary has come. */
+static inline bool
+job_has_summary(const struct job_state *j)
+{
+	return j->sum.have != 0;
+}
 
 struct program_state;
 
@@ -151,7 +171,7 @@ int		 backend_attach(struct backend *, const char *name, char *err,
 int		 backend_poll(struct backend *, int timeout_ms);
 
 /*
- * The console's way in: backend_start() runs the poll loop in a thread
+ * The console's way in: backend_start() runs the event loop in a thread
  * of its own.  The state (jobs, nodes, events) may then be read only
  * between backend_lock() and backend_unlock(); a front end that must not
  * wait uses backend_trylock() and draws its previous frame when it fails.
@@ -177,7 +197,8 @@ const json_t	*backend_events(struct backend *);
 /* The Prometheus exposition of the state now (hunter(1), METRICS):
  * malloc'd text, its length in *len. */
 char		*backend_metrics_text(struct backend *, size_t *len);
-/* Ask every rank of job to checkpoint and stop at the same step. */
+/* Ask every rank of job to checkpoint and stop at the same step (a job
+ * with no rank running ends at once). */
 void		 backend_stop_job(struct backend *, const char *job);
 /* Preemption or a time limit (Slurm's SIGTERM or SIGUSR1; why names
  * it): every running job checkpoints and stops at one step, queued ones

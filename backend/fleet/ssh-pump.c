@@ -2,7 +2,8 @@
  * ssh-pump.c: the rest of the fleet speaks frames on an fd, and an SSH
  * node's agent is at the far end of an exec channel.  A socketpair joins
  * the two: one end goes to the fleet, and a thread per node moves bytes
- * between the other end and the channel, as they come, frames untouched.
+ * between the other end and the channel, as they come, frames untouched
+ * (an event loop of its own, lib/evloop.h).
  * The thread owns the libssh session (libssh sessions are not shared
  * between threads) and frees it when either side closes.
  *
@@ -15,7 +16,6 @@
  * once would be reported as a failed connection, its words lost.
  */
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -29,12 +29,13 @@
 #include <jansson.h>
 #include <libssh/callbacks.h>
 
+#include "lib/evloop.h"
 #include "lib/utf8.h"
 #include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
 #include "backend/fleet/ssh.h"
 
-/* How long poll() sleeps when nothing moves; only bounds how late a
+/* How long a turn sleeps when nothing moves; only bounds how late a
  * packet that libssh buffered without the socket waking us is seen. */
 #define PUMP_IDLE_MS	1000
 
@@ -57,6 +58,8 @@ struct pump {
 	char		 node[64];
 	char		 tail[512];	/* the remote's last stderr bytes */
 	size_t		 tlen;
+	char		 why[1024];	/* why the link ends, when it is said */
+	bool		 done;
 	struct ssh_channel_callbacks_struct cb;	/* lives as long as ch */
 };
 
@@ -196,57 +199,77 @@ pump_remote_ended(struct pump *p)
 	    (ssh_channel_is_closed(p->ch) && ssh_is_connected(p->s));
 }
 
+/* The fleet's side has bytes for the channel. */
+static void
+pump_on_fleet(int fd, short revents, void *arg)
+{
+	struct pump	*p = arg;
+	char		 buf[32768];
+	ssize_t		 n;
+
+	(void)revents;
+	n = read(fd, buf, sizeof buf);
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n <= 0) {
+		p->done = true;		/* the fleet closed the link */
+		return;
+	}
+	if (ssh_channel_write(p->ch, buf, (uint32_t)n) == (int)n)
+		return;
+	/* Refused as "Remote channel is closed" when the command ended
+	 * before our first frame went. */
+	p->done = true;
+	if (pump_drain(p, 0) == -2)
+		return;			/* the fleet closed the link */
+	(void)pump_drain(p, 1);
+	if (pump_remote_ended(p))
+		pump_why_ended(p, p->why, sizeof p->why);
+	else
+		snprintf(p->why, sizeof p->why, "the SSH connection failed: %s",
+		    ssh_get_error(p->s));
+}
+
+/* The SSH socket has bytes: the drain at the top of the next turn takes
+ * what libssh makes of them. */
+static void
+pump_on_ssh(int fd, short revents, void *arg)
+{
+	(void)fd;
+	(void)revents;
+	(void)arg;
+}
+
 static void *
 pump_main(void *arg)
 {
 	struct pump	*p = arg;
-	struct pollfd	 pfd[2];
-	char		 buf[32768], why[1024] = "";
+	struct evloop	*loop = evloop_new();
 	int		 out, err;
-	ssize_t		 n;
 
-	for (;;) {
+	evloop_fd_add(loop, p->fd, POLLIN, pump_on_fleet, p);
+	evloop_fd_add(loop, ssh_get_fd(p->s), POLLIN, pump_on_ssh, p);
+	while (!p->done) {
 		/* Drain first: poll() sees the socket, not libssh's buffers. */
 		out = pump_drain(p, 0);
 		err = out == -2 ? 1 : pump_drain(p, 1);
 		if (out == -2)
 			break;			/* the fleet closed the link */
 		if ((out == -1 || err == -1) && !pump_remote_ended(p)) {
-			snprintf(why, sizeof why, "the SSH connection "
+			snprintf(p->why, sizeof p->why, "the SSH connection "
 			    "failed: %s", ssh_get_error(p->s));
 			break;
 		}
 		if (out != 1) {		/* 0, or a read refused after EOF */
-			pump_why_ended(p, why, sizeof why);
+			pump_why_ended(p, p->why, sizeof p->why);
 			break;
 		}
-		pfd[0] = (struct pollfd){ .fd = p->fd, .events = POLLIN };
-		pfd[1] = (struct pollfd){ .fd = ssh_get_fd(p->s), .events = POLLIN };
-		if (poll(pfd, 2, PUMP_IDLE_MS) < 0 && errno != EINTR)
+		if (evloop_run_once(loop, PUMP_IDLE_MS) < 0)
 			break;
-		if (pfd[0].revents == 0)
-			continue;
-		n = read(p->fd, buf, sizeof buf);
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (n <= 0)
-			break;			/* the fleet closed the link */
-		if (ssh_channel_write(p->ch, buf, (uint32_t)n) != (int)n) {
-			/* Refused as "Remote channel is closed" when the
-			 * command ended before our first frame went. */
-			if (pump_drain(p, 0) == -2)
-				break;		/* the fleet closed the link */
-			(void)pump_drain(p, 1);
-			if (pump_remote_ended(p))
-				pump_why_ended(p, why, sizeof why);
-			else
-				snprintf(why, sizeof why, "the SSH connection "
-				    "failed: %s", ssh_get_error(p->s));
-			break;
-		}
 	}
-	if (why[0] != '\0')
-		pump_say_why(p, why, sizeof why);
+	evloop_free(loop);
+	if (p->why[0] != '\0')
+		pump_say_why(p, p->why, sizeof p->why);
 	shutdown(p->fd, SHUT_RDWR);
 	close(p->fd);
 	if (ssh_channel_is_open(p->ch)) {

@@ -52,6 +52,12 @@ proto_queue_events(const struct proto_queue *q)
 	return q->fd >= 0 && q->err == 0 && q->len > q->off ? POLLOUT : 0;
 }
 
+short
+proto_queue_want(void *q)
+{
+	return POLLIN | proto_queue_events(q);
+}
+
 static int
 queue_fail(struct proto_queue *q, int err)
 {

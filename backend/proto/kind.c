@@ -1,8 +1,9 @@
 /*
  * kind.c: the table of message types.  Each row names a type, the fields
  * every frame of it must carry with their JSON types, and, where that is
- * not all, a check of the rest (a store answer's value, a command's
- * fields from the table of commands, a metrics frame's figures).
+ * not all, a check of the rest (a store answer's value, a launch order's
+ * fields, the other commands' from the table of commands, a summary's, a
+ * metrics frame's figures).
  * Receivers call proto_kind() once and switch on what it returns, so a
  * malformed frame is refused in one place, with a message, before any
  * receiver reads a field of it; a rank is an integer that fits an int.
@@ -15,8 +16,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backend/proto/event.h"
+#include "backend/proto/launch.h"
 #include "backend/proto/metrics.h"
 #include "backend/proto/proto.h"
+#include "backend/proto/summary.h"
 
 /* F_RANK: an integer that is a rank, 0..INT_MAX (receivers keep ranks
  * in an int: 2^32 + 5 must not become rank 5). */
@@ -31,7 +35,7 @@ struct kind_field {
 #define KIND_FIELDS	4
 typedef int	 kind_check(const json_t *, char *, size_t);
 
-static kind_check kind_metrics, kind_store, kind_cmd;
+static kind_check kind_metrics, kind_store, kind_cmd, kind_summary;
 
 /* A frame that the next of its kind makes stale, or a line of output:
  * what a queue may drop. */
@@ -47,9 +51,9 @@ static const struct kind_row {
 	[PK_METRICS] = { MSG_METRICS, { { "scope", F_STR } }, kind_metrics,
 	    DROPPABLE },
 	[PK_LOG] = { MSG_LOG, { { "line", F_STR } }, NULL, DROPPABLE },
-	[PK_EVENT] = { MSG_EVENT, { { "kind", F_STR } } },
+	[PK_EVENT] = { MSG_EVENT, { { "kind", F_STR } }, event_check },
 	[PK_EPOCH] = { MSG_EPOCH, { { "job", F_STR }, { "epoch", F_INT } } },
-	[PK_SUMMARY] = { MSG_SUMMARY, { { "job", F_STR } } },
+	[PK_SUMMARY] = { MSG_SUMMARY, { { "job", F_STR } }, kind_summary },
 	[PK_STORE] = { MSG_STORE, { { "op", F_STR } }, kind_store },
 	[PK_CMD] = { MSG_CMD, { { "cmd", F_STR } }, kind_cmd },
 	[PK_EXIT] = { MSG_EXIT, { { "job", F_STR }, { "rank", F_RANK } } },
@@ -70,13 +74,13 @@ static const char *const field_words[] = {
 	[F_ARR] = "an array", [F_RANK] = "a rank (an integer 0..2147483647)",
 };
 
-/* The commands, and the fields each needs beyond "cmd".  One that is not
- * here passes: its receiver says it does not know it. */
+/* The commands but launch (launch.h has its fields), and the fields each
+ * needs beyond "cmd".  One that is not here passes: its receiver says it
+ * does not know it. */
 static const struct cmd_row {
 	const char	*cmd;
 	struct kind_field need[KIND_FIELDS];
 } cmd_table[] = {
-	{ "launch", { { "job", F_STR }, { "rank", F_RANK } } },
 	{ "kill", { { "job", F_STR } } },
 	{ "stop", { { "job", F_STR } } },
 	{ "pause", { { "job", F_STR } } },
@@ -167,13 +171,22 @@ kind_store(const json_t *msg, char *err, size_t errlen)
 	return 0;
 }
 
-/* A command has the fields of its row in cmd_table. */
+/* A launch is the whole order (launch.h): every field its receivers
+ * read, with its type.  Any other command has the fields of its row in
+ * cmd_table. */
 static int
 kind_cmd(const json_t *msg, char *err, size_t errlen)
 {
-	const char	*cmd = json_string_value(json_object_get(msg, "cmd"));
-	char		 why[160];
+	const char		*cmd = json_string_value(json_object_get(msg, "cmd"));
+	struct launch_order	 l;
+	char			 why[160];
+	int			 rc;
 
+	if (strcmp(cmd, "launch") == 0) {
+		rc = launch_unpack(msg, &l, err, errlen);
+		launch_free(&l);
+		return rc;
+	}
 	for (size_t i = 0; i < sizeof cmd_table / sizeof cmd_table[0]; i++) {
 		if (strcmp(cmd, cmd_table[i].cmd) != 0)
 			continue;
@@ -203,6 +216,15 @@ proto_cmd_check(const json_t *cmd, char *err, size_t errlen)
 		return -1;
 	}
 	return 0;
+}
+
+/* A summary has the types of its field list (summary.h). */
+static int
+kind_summary(const json_t *msg, char *err, size_t errlen)
+{
+	struct job_summary	 s;
+
+	return summary_unpack(msg, &s, err, errlen);
 }
 
 enum proto_kind

@@ -131,8 +131,9 @@ json_t	*proto_pack(char *err, size_t errlen, const char *fmt, ...);
  * A link's outgoing side (frame-queue.c).  Every process sends its
  * frames through one, so that no sender ever blocks on a slow reader: a
  * frame goes out at once as far as the fd takes it, and the rest waits
- * here until the owner's poll loop sees the fd writable (poll for
- * proto_queue_events()) and calls proto_queue_flush().
+ * here until the owner's event loop sees the fd writable (poll for
+ * proto_queue_events(), or proto_queue_want()) and calls
+ * proto_queue_flush().
  *
  * Once `bound` bytes wait, a frame of a droppable kind (metrics, log,
  * step) is dropped and counted by kind; any other kind always waits, up
@@ -182,6 +183,9 @@ int	proto_queue_drain(struct proto_queue *, int timeout_ms);
 size_t	proto_queue_waiting(const struct proto_queue *);
 /* POLLOUT while bytes wait, for the owner's poll(). */
 short	proto_queue_events(const struct proto_queue *);
+/* POLLIN, and POLLOUT while bytes wait in the queue q: the events of a
+ * link in an event loop (an evloop_want_cb, lib/evloop.h). */
+short	proto_queue_want(void *q);
 /* When frames were dropped and the reader has caught up (less than a
  * quarter of the bound waits), an event frame saying so ("kind":
  * "dropped", "link", "reason" naming link, "dropped": {KIND: count}),

@@ -3,7 +3,7 @@
  * spec_model_kind), one file each (spec-model-NAME.c) and one line in
  * spec_models below, indexed by enum spec_model.  This table is the one
  * list of their names: model.type is looked up in it, hunter validate's
- * "known: mlp, cnn" and "did you mean" come from it, and the worker's
+ * "known: mlp, cnn, gpt" and "did you mean" come from it, and the worker's
  * builders are indexed by the same enum.  The checks here are those
  * every kind shares, driven by what each one says of itself: the keys of
  * model: it takes and whether cuda runs it.

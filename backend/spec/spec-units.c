@@ -15,16 +15,31 @@
 
 #include "backend/spec/spec-internal.h"
 
-const char *const spec_priority_names[] = { "low", "normal", "high", NULL };
-const char *const spec_device_names[] = { "cpu", "cuda", NULL };
-const char *const spec_format_names[] = { "images", "tokens", "text", NULL };
-const char *const spec_placement_names[] = { "pack", "spread", "rack", NULL };
-const char *const spec_optim_names[] = { "sgd", "adamw", NULL };
+/* The names of each enum of spec.h, by its values; the NULL after the
+ * last ends the list the parsers walk. */
+const char *const spec_priority_names[] = { [PRIORITY_LOW] = "low",
+	[PRIORITY_NORMAL] = "normal", [PRIORITY_HIGH] = "high",
+	[PRIORITY_HIGH + 1] = NULL };
+const char *const spec_device_names[] = { [DEVICE_CPU] = "cpu",
+	[DEVICE_CUDA] = "cuda", [DEVICE_CUDA + 1] = NULL };
+const char *const spec_format_names[] = { [FORMAT_IMAGES] = "images",
+	[FORMAT_TOKENS] = "tokens", [FORMAT_TEXT] = "text",
+	[FORMAT_TEXT + 1] = NULL };
+const char *const spec_placement_names[] = { [PLACEMENT_PACK] = "pack",
+	[PLACEMENT_SPREAD] = "spread", [PLACEMENT_RACK] = "rack",
+	[PLACEMENT_RACK + 1] = NULL };
+const char *const spec_optim_names[] = { [OPTIM_SGD] = "sgd",
+	[OPTIM_ADAMW] = "adamw", [OPTIM_ADAMW + 1] = NULL };
 const char *const spec_schedule_names[] = {
-	"constant", "cosine", "adaptive", NULL
+	[SCHEDULE_CONSTANT] = "constant", [SCHEDULE_COSINE] = "cosine",
+	[SCHEDULE_ADAPTIVE] = "adaptive", [SCHEDULE_ADAPTIVE + 1] = NULL
 };
+/* The compressors (backend/worker/compressor-*.c) are these methods
+ * and take their names from here. */
 const char *const spec_compress_names[] = {
-	"none", "fp16", "topk", "threshold", NULL
+	[COMPRESS_NONE] = "none", [COMPRESS_FP16] = "fp16",
+	[COMPRESS_TOPK] = "topk", [COMPRESS_THRESHOLD] = "threshold",
+	[COMPRESS_THRESHOLD + 1] = NULL
 };
 
 static const struct {

@@ -262,36 +262,137 @@ ckpt_find_blobs(json_t *root, size_t start, struct ckpt_blob **out, int *n,
 	return 0;
 }
 
-/* The length bytes, the header text (*header, hlen bytes, NUL added)
- * and the header as JSON (*root) of the file fd, size bytes.  0, or -1
- * with why. */
+/* A checkpoint file as it is read: checked in steps, each setting why
+ * when it refuses. */
+struct ckpt_read {
+	int		 fd;
+	size_t		 size, hlen;
+	uint8_t		 lenbuf[8];
+	char		*header;
+	json_t		*root, *meta;
+	struct ckpt_meta got;
+	long		 adam_t;
+	struct ckpt_blob *blobs;
+	int		 nblobs;
+	size_t		 dlen, blen;	/* the floats' bytes, the blobs' */
+	uint8_t		*data;
+};
+
+/* The length and the header, which must be JSON: 0, or -1 with why. */
 static int
-ckpt_read_header(int fd, size_t size, uint8_t lenbuf[8], char **header,
-    size_t *hlen, json_t **root, char *why, size_t whylen)
+ckpt_read_header(struct ckpt_read *r, char *why, size_t whylen)
 {
 	json_error_t	 jerr;
-	size_t		 n = 0;
 
-	*header = NULL;
-	*root = NULL;
-	if (size < 8 || read_at(fd, lenbuf, 8, 0) != 0)
-		n = SIZE_MAX;
-	for (int i = 7; i >= 0 && n != SIZE_MAX; i--)
-		n = n << 8 | lenbuf[i];
-	if (n > CKPT_MAX_HEADER || 8 + n > size) {
+	if (r->size < 8 || read_at(r->fd, r->lenbuf, 8, 0) != 0)
+		r->hlen = SIZE_MAX;
+	for (int i = 7; i >= 0 && r->hlen != SIZE_MAX; i--)
+		r->hlen = r->hlen << 8 | r->lenbuf[i];
+	if (r->hlen > CKPT_MAX_HEADER || 8 + r->hlen > r->size) {
 		snprintf(why, whylen, "truncated or bad header length");
 		return -1;
 	}
-	*hlen = n;
-	*header = xmalloc(n + 1);
-	(*header)[n] = '\0';
-	if (read_at(fd, *header, n, 8) != 0) {
+	r->header = xmalloc(r->hlen + 1);
+	if (read_at(r->fd, r->header, r->hlen, 8) != 0) {
 		snprintf(why, whylen, "short read");
 		return -1;
 	}
-	if ((*root = json_loadb(*header, n, JSON_REJECT_DUPLICATES,
+	if ((r->root = json_loadb(r->header, r->hlen, JSON_REJECT_DUPLICATES,
 	    &jerr)) == NULL) {
 		snprintf(why, whylen, "header is not JSON: %s", jerr.text);
+		return -1;
+	}
+	r->meta = json_object_get(r->root, "__metadata__");
+	return 0;
+}
+
+/* The metadata: this format, this model and optimizer, its numbers. */
+static int
+ckpt_read_meta(struct ckpt_read *r, const struct model *m,
+    const struct optimizer *o, char *why, size_t whylen)
+{
+	const char	*format = meta_get(r->meta, "format");
+
+	if (strcmp(format, CKPT_FORMAT_OLD) == 0) {
+		snprintf(why, whylen, "format %s, an older hunter's, whose "
+		    "hash leaves the header out: not resumable", CKPT_FORMAT_OLD);
+		return -1;
+	}
+	if (strcmp(format, CKPT_FORMAT) != 0) {
+		snprintf(why, whylen, "not a hunter checkpoint (format '%s')",
+		    format);
+		return -1;
+	}
+	if (strcmp(meta_get(r->meta, "optimizer"), spec_optim_name(o->type)) != 0 ||
+	    strcmp(meta_get(r->meta, "model"), m->type->name) != 0) {
+		snprintf(why, whylen, "written for model %s with %s, not "
+		    "%s with %s", meta_get(r->meta, "model"),
+		    meta_get(r->meta, "optimizer"), m->type->name,
+		    spec_optim_name(o->type));
+		return -1;
+	}
+	return ckpt_meta_read(r->meta, &r->got, &r->adam_t, why, whylen);
+}
+
+/* The tensors where the model has them, the blobs after them, and a file
+ * of exactly that size; then its data. */
+static int
+ckpt_read_layout(struct ckpt_read *r, const struct model *m,
+    const struct ckpt_part *parts, int nparts, char *why, size_t whylen)
+{
+	size_t	 off = 0;
+
+	for (int p = 0; p < nparts; p++) {
+		for (int i = 0; i < m->n_tensors; i++) {
+			char name[80];
+
+			snprintf(name, sizeof name, "%s%s", parts[p].prefix,
+			    m->tensors[i].name);
+			if (ckpt_check_tensor(r->root, name, &m->tensors[i], off,
+			    why, whylen) != 0)
+				return -1;
+			off += m->tensors[i].numel * 4;
+		}
+	}
+	if (ckpt_find_blobs(r->root, r->dlen, &r->blobs, &r->nblobs, &r->blen,
+	    why, whylen) != 0)
+		return -1;
+	if (r->size - 8 - r->hlen != r->dlen + r->blen) {
+		snprintf(why, whylen, "data is %zu bytes, expected %zu",
+		    r->size - 8 - r->hlen, r->dlen + r->blen);
+		return -1;
+	}
+	r->data = xmalloc(r->dlen + r->blen + 1);
+	if (read_at(r->fd, r->data, r->dlen + r->blen, (off_t)(8 + r->hlen)) != 0) {
+		snprintf(why, whylen, "short read");
+		return -1;
+	}
+	for (int i = 0; i < r->nblobs; i++)
+		r->blobs[i].data = r->data + (size_t)r->blobs[i].data;
+	return 0;
+}
+
+/* The content hash the header names, against the one of what was read. */
+static int
+ckpt_read_hash(struct ckpt_read *r, const struct model *m,
+    const struct ckpt_part *file_parts, int nparts, char *why, size_t whylen)
+{
+	const char	*want = meta_get(r->meta, "crc32");
+	char		 crc[16];
+	long		 at;
+
+	if ((at = ckpt_crc_at(r->header, r->hlen)) < 0 || strlen(want) != 8 ||
+	    memcmp(r->header + at, want, 8) != 0) {
+		snprintf(why, whylen, "content hash missing (crc32 '%.16s')",
+		    want);
+		return -1;
+	}
+	snprintf(crc, sizeof crc, "%08" PRIx32, ckpt_hash(r->lenbuf, r->header,
+	    r->hlen, (size_t)at, file_parts, nparts, m->n_params, r->blobs,
+	    r->nblobs));
+	if (strcmp(crc, want) != 0) {
+		snprintf(why, whylen, "content hash mismatch (crc32 %s, "
+		    "header says %s)", crc, want);
 		return -1;
 	}
 	return 0;
@@ -300,23 +401,21 @@ ckpt_read_header(int fd, size_t size, uint8_t lenbuf[8], char **header,
 int
 ckpt_read_job(int fd, char *job, size_t joblen, char *why, size_t whylen)
 {
+	struct ckpt_read r = { .fd = fd };
 	struct stat	 st;
-	uint8_t		 lenbuf[8];
-	char		*header = NULL;
-	size_t		 hlen;
-	json_t		*root = NULL;
 	int		 rc = -1;
 
 	if (fstat(fd, &st) != 0)
 		snprintf(why, whylen, "%s", strerror(errno));
-	else if (ckpt_read_header(fd, (size_t)st.st_size, lenbuf, &header,
-	    &hlen, &root, why, whylen) == 0) {
-		snprintf(job, joblen, "%s", meta_get(json_object_get(root,
-		    "__metadata__"), "job"));
-		rc = 0;
+	else {
+		r.size = (size_t)st.st_size;
+		if (ckpt_read_header(&r, why, whylen) == 0) {
+			snprintf(job, joblen, "%s", meta_get(r.meta, "job"));
+			rc = 0;
+		}
 	}
-	json_decref(root);
-	free(header);
+	json_decref(r.root);
+	free(r.header);
 	return rc;
 }
 
@@ -339,115 +438,50 @@ ckpt_load_fd(int fd, const char *path, struct model *m, struct optimizer *o,
     struct ckpt_meta *cm, char *err, size_t errlen)
 {
 	struct ckpt_part parts[3], file_parts[3];
-	int		 nparts = ckpt_parts(m, o, parts), nblobs = 0;
-	size_t		 hlen = 0, dlen = (size_t)nparts * m->n_params * 4;
-	size_t		 off = 0, blen = 0, size;
-	uint8_t		 lenbuf[8], *data = NULL;
-	char		*header = NULL, why[256], crc[16];
-	json_t		*root = NULL, *meta;
+	int		 nparts = ckpt_parts(m, o, parts);
+	struct ckpt_read r = { .fd = fd,
+	    .dlen = (size_t)nparts * m->n_params * 4 };
 	struct stat	 st;
-	struct ckpt_blob *blobs = NULL;
-	struct ckpt_meta got;
-	long		 at, adam_t;
+	char		 why[256] = "";
 
-	if (fstat(fd, &st) != 0) {
+	if (fstat(r.fd, &st) != 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	size = (size_t)st.st_size;
-	if (!S_ISREG(st.st_mode)) {
+	r.size = (size_t)st.st_size;
+	if (!S_ISREG(st.st_mode))
 		snprintf(why, sizeof why, "not a regular file");
-		goto bad;
-	}
-	if (ckpt_read_header(fd, size, lenbuf, &header, &hlen, &root, why,
-	    sizeof why) != 0)
-		goto bad;
-	meta = json_object_get(root, "__metadata__");
-	if (strcmp(meta_get(meta, "format"), CKPT_FORMAT_OLD) == 0) {
-		snprintf(why, sizeof why, "format %s, an older hunter's, whose "
-		    "hash leaves the header out: not resumable", CKPT_FORMAT_OLD);
-		goto bad;
-	}
-	if (strcmp(meta_get(meta, "format"), CKPT_FORMAT) != 0) {
-		snprintf(why, sizeof why, "not a hunter checkpoint (format '%s')",
-		    meta_get(meta, "format"));
-		goto bad;
-	}
-	if (strcmp(meta_get(meta, "optimizer"), spec_optim_name(o->type)) != 0 ||
-	    strcmp(meta_get(meta, "model"), m->type->name) != 0) {
-		snprintf(why, sizeof why, "written for model %s with %s, not "
-		    "%s with %s", meta_get(meta, "model"),
-		    meta_get(meta, "optimizer"), m->type->name,
-		    spec_optim_name(o->type));
-		goto bad;
-	}
-	if (ckpt_meta_read(meta, &got, &adam_t, why, sizeof why) != 0)
-		goto bad;
-	for (int p = 0; p < nparts; p++) {
-		for (int i = 0; i < m->n_tensors; i++) {
-			char name[80];
+	else if (ckpt_read_header(&r, why, sizeof why) == 0 &&
+	    ckpt_read_meta(&r, m, o, why, sizeof why) == 0 &&
+	    ckpt_read_layout(&r, m, parts, nparts, why, sizeof why) == 0) {
+		for (int p = 0; p < nparts; p++)
+			file_parts[p] = (struct ckpt_part){ "",
+			    (float *)(r.data + (size_t)p * m->n_params * 4) };
+		if (ckpt_read_hash(&r, m, file_parts, nparts, why,
+		    sizeof why) == 0) {
+			/* Every check passed: now the model changes. */
+			*cm = r.got;
+			o->t = r.adam_t;
+			for (int p = 0; p < nparts; p++)
+				memcpy(parts[p].data, file_parts[p].data,
+				    m->n_params * 4);
+			for (int i = 0; i < r.nblobs; i++) {
+				uint8_t *copy = xmalloc(r.blobs[i].len ?
+				    r.blobs[i].len : 1);
 
-			snprintf(name, sizeof name, "%s%s", parts[p].prefix,
-			    m->tensors[i].name);
-			if (ckpt_check_tensor(root, name, &m->tensors[i], off,
-			    why, sizeof why) != 0)
-				goto bad;
-			off += m->tensors[i].numel * 4;
+				memcpy(copy, r.blobs[i].data, r.blobs[i].len);
+				r.blobs[i].data = copy;
+			}
+			cm->blobs = r.blobs;
+			cm->nblobs = r.nblobs;
+			r.blobs = NULL;
 		}
 	}
-	if (ckpt_find_blobs(root, dlen, &blobs, &nblobs, &blen, why,
-	    sizeof why) != 0)
-		goto bad;
-	if (size - 8 - hlen != dlen + blen) {
-		snprintf(why, sizeof why, "data is %zu bytes, expected %zu",
-		    size - 8 - hlen, dlen + blen);
-		goto bad;
-	}
-	data = xmalloc(dlen + blen + 1);
-	if (read_at(fd, data, dlen + blen, (off_t)(8 + hlen)) != 0) {
-		snprintf(why, sizeof why, "short read");
-		goto bad;
-	}
-	for (int p = 0; p < nparts; p++)
-		file_parts[p] = (struct ckpt_part){ "",
-		    (float *)(data + (size_t)p * m->n_params * 4) };
-	for (int i = 0; i < nblobs; i++)
-		blobs[i].data = data + (size_t)blobs[i].data;
-	if ((at = ckpt_crc_at(header, hlen)) < 0 ||
-	    strlen(meta_get(meta, "crc32")) != 8 ||
-	    memcmp(header + at, meta_get(meta, "crc32"), 8) != 0) {
-		snprintf(why, sizeof why, "content hash missing (crc32 '%.16s')",
-		    meta_get(meta, "crc32"));
-		goto bad;
-	}
-	snprintf(crc, sizeof crc, "%08" PRIx32, ckpt_hash(lenbuf, header,
-	    hlen, (size_t)at, file_parts, nparts, m->n_params, blobs, nblobs));
-	if (strcmp(crc, meta_get(meta, "crc32")) != 0) {
-		snprintf(why, sizeof why, "content hash mismatch (crc32 %s, "
-		    "header says %s)", crc, meta_get(meta, "crc32"));
-		goto bad;
-	}
-
-	*cm = got;
-	o->t = adam_t;
-	for (int p = 0; p < nparts; p++)
-		memcpy(parts[p].data, file_parts[p].data, m->n_params * 4);
-	for (int i = 0; i < nblobs; i++) {
-		uint8_t *copy = xmalloc(blobs[i].len ? blobs[i].len : 1);
-
-		memcpy(copy, blobs[i].data, blobs[i].len);
-		blobs[i].data = copy;
-	}
-	cm->blobs = blobs;
-	cm->nblobs = nblobs;
-	blobs = NULL;
-	why[0] = '\0';
-bad:
 	if (why[0] != '\0')
 		snprintf(err, errlen, "%s: %s", path, why);
-	free(blobs);
-	json_decref(root);
-	free(header);
-	free(data);
+	free(r.blobs);
+	json_decref(r.root);
+	free(r.header);
+	free(r.data);
 	return why[0] != '\0' ? -1 : 0;
 }

@@ -37,7 +37,7 @@ fp16_decode(const struct compressor *c, const uint8_t *p, size_t len,
 }
 
 const struct comp_method comp_fp16 = {
-	.type = { "fp16", COMPRESS_FP16, 0 },
+	.type = { COMPRESS_FP16, 0 },
 	.bound = fp16_bound,
 	.encode = fp16_encode,
 	.decode = fp16_decode,

@@ -41,7 +41,7 @@ none_decode(const struct compressor *c, const uint8_t *p, size_t len,
 }
 
 const struct comp_method comp_none = {
-	.type = { "none", COMPRESS_NONE, 0 },
+	.type = { COMPRESS_NONE, 0 },
 	.bound = none_bound,
 	.encode = none_encode,
 	.decode = none_decode,

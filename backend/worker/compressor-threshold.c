@@ -24,7 +24,7 @@ threshold_select(struct compressor *c, size_t k)
 }
 
 const struct comp_method comp_threshold = {
-	.type = { "threshold", COMPRESS_THRESHOLD, 1 },
+	.type = { COMPRESS_THRESHOLD, 1 },
 	.setup = threshold_setup,
 	.bound = comp_sparse_bound,
 	.encode = comp_sparse_encode,

@@ -12,7 +12,7 @@ topk_select(struct compressor *c, size_t k)
 }
 
 const struct comp_method comp_topk = {
-	.type = { "topk", COMPRESS_TOPK, 1 },
+	.type = { COMPRESS_TOPK, 1 },
 	.setup = comp_sparse_setup,
 	.bound = comp_sparse_bound,
 	.encode = comp_sparse_encode,

@@ -24,8 +24,8 @@
 
 struct compressor;
 
+/* A method's descriptor; its name is the spec's (spec_compress_name). */
 struct compressor_type {
-	const char		*name;		/* "none", "fp16", "topk", "threshold" */
 	enum spec_compress	 method;
 	/* Sends some of the values (a density, error feedback, momentum
 	 * correction), not all of them. */

@@ -9,9 +9,11 @@
  * inflates to a great deal can make a rank allocate more than 1 GiB.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -254,6 +256,47 @@ data_load_fmnist(const char *dir, int train, struct dataset *ds, char *err,
 			    "dataset-fashion-mnist, or set data.path)");
 		}
 		return -1;
+	}
+	return 0;
+}
+
+int
+data_check_fmnist(const char *dir, char *err, size_t errlen)
+{
+	static const char *const names[] = { "train-images-idx3-ubyte",
+	    "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
+	    "t10k-labels-idx1-ubyte" };
+	char		 path[4096];
+	struct idx	 idx;
+	gzFile		 f;
+	int		 fd, rc;
+
+	if (dir == NULL || *dir == '\0')
+		dir = FMNIST_DEFAULT_DIR;
+	for (int i = 0; i < 4; i++) {
+		data_find(path, sizeof path, dir, names[i]);
+		if ((fd = file_open_regular(path, 0, err, errlen)) < 0) {
+			if (errno == ENOENT &&
+			    strcmp(dir, FMNIST_DEFAULT_DIR) == 0) {
+				size_t used = strlen(err);
+
+				snprintf(err + used, errlen - used, " (apt-get "
+				    "install dataset-fashion-mnist, or set "
+				    "data.path)");
+			}
+			return -1;
+		}
+		if ((f = gzdopen(fd, "rb")) == NULL) {
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			close(fd);
+			return -1;
+		}
+		memset(&idx, 0, sizeof idx);
+		rc = idx_header(f, path, i % 2 == 0 ? 3 : 1, 1, &idx, err,
+		    errlen);
+		gzclose(f);
+		if (rc != 0)
+			return -1;
 	}
 	return 0;
 }

@@ -28,6 +28,14 @@ int	data_load_idx(const char *images, const char *labels,
 int	data_load_fmnist(const char *dir, int train, struct dataset *,
 	    char *err, size_t errlen);
 void	data_free(struct dataset *);
+/* Whether dir holds the four idx files with headers that load: what a
+ * worker would refuse, said before a launch.  Never waits on a FIFO or
+ * follows a link's target that is not a regular file.  0, or -1. */
+int	data_check_fmnist(const char *dir, char *err, size_t errlen);
+struct job_spec;
+/* The data of a job (its images, shards or text), checked as its worker
+ * would (data-check.c); a program's is its own.  0, or -1 with err. */
+int	job_data_check(const struct job_spec *, char *err, size_t errlen);
 
 /* Which slice of a global batch a rank's micro-step covers: slices are
  * ordered rank-major, so rank r owns one contiguous run of accum slices. */

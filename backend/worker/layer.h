@@ -30,7 +30,9 @@
 
 #define LAYER_DIMS	3	/* C,H,W */
 #define LAYER_MAX_IN	2	/* a residual add reads two activations */
-#define LAYER_MAX_PARAMS 4	/* attention: qkv weight and bias, proj w, b */
+/* The most tensors a layer owns: two today (a weight and a bias; the
+ * embedding's wte and wpe), with room for a fused layer's. */
+#define LAYER_MAX_PARAMS 4
 #define LAYER_NAME_MAX	32
 
 struct model;

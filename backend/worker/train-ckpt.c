@@ -115,7 +115,7 @@ train_checkpoint(struct trainer *t, char *err, size_t errlen, int collective)
 		rc = -1;
 	else {
 		snprintf(t->last_path, sizeof t->last_path, "%s", path);
-		train_event(t, "checkpoint", "step %ld: %s", t->step, t->last_path);
+		train_event(t, EV_CHECKPOINT, "step %ld: %s", t->step, t->last_path);
 		if (train_data_config(t, t->cfg->checkpoint_dir, err,
 		    errlen) != 0)
 			rc = -1;
@@ -129,7 +129,7 @@ train_checkpoint(struct trainer *t, char *err, size_t errlen, int collective)
 static void
 train_skipped(void *ctx, const char *path, const char *what)
 {
-	train_event(ctx, "checkpoint", "skipping %s", what);
+	train_event(ctx, EV_CHECKPOINT, "skipping %s", what);
 	(void)path;
 }
 
@@ -152,7 +152,7 @@ train_share_compressor(struct trainer *t, char *err, size_t errlen)
 		return -1;
 	if (!have) {
 		if (cm->nblobs > 0)
-			train_event(t, "restarted", "compressor state saved for "
+			train_event(t, EV_RESTARTED, "compressor state saved for "
 			    "%d ranks, not %d: residuals start from zero",
 			    cm->nblobs, world);
 		return 0;
@@ -284,7 +284,7 @@ train_resume(struct trainer *t, char *err, size_t errlen)
 	if (t->cfg->rank == 0 && t->cfg->checkpoint_dir != NULL &&
 	    *t->cfg->checkpoint_dir != '\0' && (rc = checkpoint_clean(
 	    t->cfg->checkpoint_dir, t->job->name, t->cfg->run)) > 0)
-		train_event(t, "checkpoint", "removed %d temporary file%s an "
+		train_event(t, EV_CHECKPOINT, "removed %d temporary file%s an "
 		    "earlier run of %s left in %s", rc, rc == 1 ? "" : "s",
 		    t->job->name, t->cfg->checkpoint_dir);
 	if (!t->cfg->resume || t->cfg->rank != 0)
@@ -304,7 +304,7 @@ train_resume(struct trainer *t, char *err, size_t errlen)
 	if (rc < 0)
 		return -1;
 	if (rc == 1) {
-		train_event(t, "restarted", "no checkpoint in %s; starting "
+		train_event(t, EV_RESTARTED, "no checkpoint in %s; starting "
 		    "from step 0", t->cfg->checkpoint_dir);
 		return train_share_state(t, err, errlen);
 	}
@@ -318,7 +318,7 @@ train_resume(struct trainer *t, char *err, size_t errlen)
 	t->step_in_epoch = cm.step_in_epoch;
 	t->last_ckpt = cm.step;
 	snprintf(t->last_path, sizeof t->last_path, "%s", path);
-	train_event(t, "restarted", "resumed from %s at step %ld (epoch %d)",
+	train_event(t, EV_RESTARTED, "resumed from %s at step %ld (epoch %d)",
 	    path, cm.step, cm.epoch + 1);
 	return train_share_state(t, err, errlen);
 }
@@ -334,7 +334,7 @@ train_rescue(struct trainer *t)
 	if (t->cfg->rank != 0 || t->step == t->last_ckpt)
 		return;
 	if (t->zero) {
-		train_event(t, "checkpoint", "no rescue checkpoint at step %ld: "
+		train_event(t, EV_CHECKPOINT, "no rescue checkpoint at step %ld: "
 		    "the optimizer's shards (train.zero) went with the group",
 		    t->step);
 		return;
@@ -342,6 +342,6 @@ train_rescue(struct trainer *t)
 	/* No gather now: the group is gone, so the compressor state is not
 	 * saved and a resume from here starts it afresh. */
 	if (train_checkpoint(t, err, sizeof err, 0) == 0)
-		train_event(t, "checkpoint", "saved step %ld after the group "
+		train_event(t, EV_CHECKPOINT, "saved step %ld after the group "
 		    "failed", t->step);
 }

@@ -74,7 +74,7 @@ struct trainer {
 	char		 last_path[4096];
 };
 
-void	train_event(struct trainer *, const char *kind, const char *fmt, ...)
+void	train_event(struct trainer *, enum event_kind, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
 
 /* The data (train-data.c): open it (images or tokens, as data.format

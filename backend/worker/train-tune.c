@@ -202,7 +202,7 @@ train_autotune(struct trainer *t, int per_rank, char *err, size_t errlen)
 
 	if (t->tuned_micro > 0 && per_rank % t->tuned_micro == 0) {
 		t->micro = t->tuned_micro;
-		train_event(t, "restarted", "micro-batch %d x accum %d from the "
+		train_event(t, EV_RESTARTED, "micro-batch %d x accum %d from the "
 		    "checkpoint; no tuning", t->micro, per_rank / t->micro);
 		return 0;
 	}

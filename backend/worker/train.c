@@ -22,7 +22,7 @@
 #include "backend/worker/train-internal.h"
 
 void
-train_event(struct trainer *t, const char *kind, const char *fmt, ...)
+train_event(struct trainer *t, enum event_kind kind, const char *fmt, ...)
 {
 	char	 reason[1024];
 	va_list	 ap;
@@ -129,7 +129,7 @@ train_control(struct trainer *t, unsigned agreed, char *err, size_t errlen)
 	if (agreed & (1u << CTL_CHECKPOINT)) {
 		t->last_ckpt = -1;	/* write even if one exists for this step */
 		if (train_checkpoint(t, err, errlen, 1) != 0)
-			train_event(t, "checkpoint", "%s", err);
+			train_event(t, EV_CHECKPOINT, "%s", err);
 	}
 	if (agreed & (1u << CTL_STOP))
 		t->stop = 1;
@@ -157,11 +157,61 @@ train_controls(struct trainer *t, double loss)
 		    t->model->n_params) * t->cfg->world * t->cfg->world);
 }
 
+/*
+ * What a step measured, as the rank's metrics carry it (metrics.h),
+ * for the on_step hook.  Unknown is left out, never a number that looks
+ * like one: a step's dense bytes, the noise scale before AdaScale has
+ * one, a gradient norm without clipping, the compression on one rank.
+ */
+static void
+train_step_report(struct trainer *t, struct rank_report *r, double t0,
+    double t1, double t2, double wait, uint64_t sent)
+{
+	r->step = t->step;
+	r->epoch = t->epoch;
+	r->step_ms = (clock_mono() - t0) * 1e3;
+	r->data_wait_ms = wait * 1e3;
+	r->compute_ms = (t1 - t0) * 1e3 - r->data_wait_ms;
+	r->comm_ms = (t2 - t1) * 1e3;
+	r->bytes_sent = (long)sent;
+	r->bytes_sent_total = (long)t->bytes_sent;
+	r->bytes_dense_total = (long)t->bytes_dense;
+	r->optimizer_bytes = (long)optimizer_bytes(t->opt);
+	r->density = t->comp != NULL ? compressor_density(t->comp) : 1;
+	r->micro_batch = t->micro;
+	r->accum = t->accum;
+	r->valid |= RM_BIT(STEP) | RM_BIT(EPOCH) | RM_BIT(LOSS) | RM_BIT(LR) |
+	    RM_BIT(STEP_MS) | RM_BIT(COMPUTE_MS) | RM_BIT(COMM_MS) |
+	    RM_BIT(DATA_WAIT_MS) | RM_BIT(BYTES_SENT) |
+	    RM_BIT(BYTES_SENT_TOTAL) | RM_BIT(BYTES_DENSE_TOTAL) |
+	    RM_BIT(OPTIMIZER_BYTES) | RM_BIT(DENSITY) | RM_BIT(MICRO_BATCH) |
+	    RM_BIT(ACCUM) | RM_BIT(LR_GAIN);
+	if (r->step_ms > 0) {
+		r->samples_per_s = 1000.0 * t->job->train.batch.global /
+		    r->step_ms;
+		r->valid |= RM_BIT(SAMPLES_PER_S);
+		if (t->T > 0) {
+			r->tokens_per_s = r->samples_per_s * t->T;
+			r->valid |= RM_BIT(TOKENS_PER_S);
+		}
+	}
+	if (t->bytes_sent > 0) {	/* nothing is exchanged on one rank */
+		r->compression_ratio = (double)t->bytes_dense /
+		    (double)t->bytes_sent;
+		r->valid |= RM_BIT(COMPRESSION);
+	}
+	if (r->grad_norm > 0)
+		r->valid |= RM_BIT(GRAD_NORM);
+	t->hooks->on_step(t->hooks->ctx, r);
+}
+
 /* One optimizer step: accum micro-batches, the exchange, the update.
- * The stop request and the loss ride in the two floats after the
- * gradients, so every rank learns the global loss and agrees on stopping
- * at the same step.  With train.overlap the floats are set before the
- * last backward, and the exchange runs during it (train-overlap.c). */
+ * The loss, one float per control (stop, pause, checkpoint) and, with
+ * lr.schedule: adaptive, the local gradient's squared norm ride in the
+ * MODEL_GRAD_EXTRA floats after the gradients (train_controls), so every
+ * rank learns the global loss and agrees on the controls at the same
+ * step.  With train.overlap the floats are set before the last
+ * backward, and the exchange runs during it (train-overlap.c). */
 static int
 train_step(struct trainer *t, double *loss, double *wait, char *err,
     size_t errlen)
@@ -172,7 +222,7 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 	float		 scale = 1.0f / ((float)t->job->train.batch.global *
 			    (t->T > 0 ? (float)t->T : 1.0f));
 	double		 t0 = clock_mono(), t1, t2, w0 = *wait, local = 0;
-	struct step_report r = { 0 };
+	struct rank_report r = { 0 };
 	unsigned	 agreed = 0;
 	uint64_t	 sent = 0;
 	int		 adaptive = t->job->train.lr.schedule == SCHEDULE_ADAPTIVE;
@@ -223,7 +273,6 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 	*loss += r.loss;
 	r.lr = lr_at(t->job, t->step, t->total_steps);
 	r.lr_gain = 1;
-	r.noise_scale = -1;
 	if (adaptive) {
 		double	 s;
 
@@ -232,6 +281,8 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 		r.lr_gain = adascale_update(&t->ada, m->grads[n + 1 + CTL_COUNT] /
 		    t->cfg->world, s, t->micro * t->accum, t->cfg->world);
 		r.noise_scale = t->ada.noise_scale;
+		if (r.noise_scale >= 0)
+			r.valid |= RM_BIT(NOISE_SCALE);
 		r.lr *= r.lr_gain;
 	}
 	train_dump_grads(t, r.loss, r.lr);
@@ -247,23 +298,8 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 	if (t->gpu != NULL && model_gpu_set_params(t->gpu, m->params, err,
 	    errlen) != 0)
 		return -1;
-	if (h->on_step != NULL) {
-		r.step = t->step;
-		r.epoch = t->epoch;
-		r.step_ms = (clock_mono() - t0) * 1e3;
-		r.data_wait_ms = (*wait - w0) * 1e3;
-		r.compute_ms = (t1 - t0) * 1e3 - r.data_wait_ms;
-		r.comm_ms = (t2 - t1) * 1e3;
-		r.bytes_sent = sent;
-		r.sent_total = t->bytes_sent;
-		r.dense_total = t->bytes_dense;
-		r.optimizer_bytes = optimizer_bytes(t->opt);
-		r.density = t->comp != NULL ? compressor_density(t->comp) : 1;
-		r.micro_batch = t->micro;
-		r.accum = t->accum;
-		r.tokens = t->T;
-		h->on_step(h->ctx, &r);
-	}
+	if (h->on_step != NULL)
+		train_step_report(t, &r, t0, t1, t2, *wait - w0, sent);
 	train_inject(t);
 	return train_control(t, agreed, err, errlen);
 }
@@ -310,6 +346,49 @@ train_eval_every(struct trainer *t)
 	    &e.acc : NULL);
 }
 
+/* The rank's own account of how the run ended (summary.h's state). */
+static void
+train_summary_state(struct train_summary *sum, const char *state)
+{
+	snprintf(sum->f.state, sizeof sum->f.state, "%s", state);
+	sum->f.have |= (uint64_t)1 << SUMMARY_F_state;
+}
+
+/* The run's figures into the summary; the bytes are every rank's. */
+static int
+train_summary_counts(struct trainer *t, struct train_summary *sum,
+    long first_step, double train_s, double wait_s, char *err,
+    size_t errlen)
+{
+	const struct train_hooks *h = t->hooks;
+	struct job_summary *f = &sum->f;
+	uint64_t	 counters[2] = { t->bytes_sent, t->bytes_dense };
+
+	snprintf(f->job, sizeof f->job, "%s", t->job->name);
+	f->have |= (uint64_t)1 << SUMMARY_F_job;
+	SUMMARY_SET(f, steps, t->step);
+	SUMMARY_SET(f, epochs, t->epoch);
+	SUMMARY_SET(f, world, t->cfg->world);
+	if (train_s > 0) {
+		SUMMARY_SET(f, samples_per_s, (t->step - first_step) *
+		    (double)t->job->train.batch.global / train_s);
+		SUMMARY_SET(f, data_wait_pct, 100.0 * wait_s / train_s);
+		if (t->T > 0)
+			SUMMARY_SET(f, tokens_per_s, f->samples_per_s * t->T);
+	}
+	SUMMARY_SET(f, optimizer_bytes, (long long)optimizer_bytes(t->opt));
+	if (h->sum_u64 != NULL && t->cfg->world > 1 &&
+	    h->sum_u64(h->ctx, counters, 2, err, errlen) != 0)
+		return -1;
+	SUMMARY_SET(f, bytes_sent, (long long)counters[0]);
+	SUMMARY_SET(f, bytes_dense, (long long)counters[1]);
+	SUMMARY_SET(f, micro_batch, t->micro);
+	SUMMARY_SET(f, accum, t->accum);
+	snprintf(f->checkpoint, sizeof f->checkpoint, "%s", t->last_path);
+	f->have |= (uint64_t)1 << SUMMARY_F_checkpoint;
+	return 0;
+}
+
 int
 train_run(const struct train_config *cfg, const struct train_hooks *hooks,
     struct train_summary *sum, char *err, size_t errlen)
@@ -322,7 +401,7 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	struct loader_source src;
 
 	memset(sum, 0, sizeof *sum);
-	snprintf(sum->state, sizeof sum->state, "failed");
+	train_summary_state(sum, "failed");
 	if (cfg->stop_after_epochs > 0 && cfg->stop_after_epochs < end_epoch)
 		end_epoch = cfg->stop_after_epochs;
 	if (train_setup(&t, err, errlen) != 0)
@@ -334,27 +413,27 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	    cfg->job->train.batch.global, cfg->world, cfg->rank, t.accum,
 	    cfg->job->data.prefetch, t.epoch, t.step_in_epoch, end_epoch);
 	loader_set_delay_ms(t.loader, cfg->slow_data_ms);
-	train_event(&t, "started", "%s: %s, %zu parameters, micro-batch %d x "
+	train_event(&t, EV_STARTED, "%s: %s, %zu parameters, micro-batch %d x "
 	    "accum %d x %d ranks%s%.0d", cfg->job->name, t.model->type->name,
 	    t.model->n_params, t.micro, t.accum, cfg->world, t.ovl != NULL ?
 	    ", the exchange overlapped, buckets: " : "",
 	    train_overlap_buckets(&t));	/* %.0d: nothing for 0 */
 
-	snprintf(sum->state, sizeof sum->state, "finished");
+	train_summary_state(sum, "finished");
 	while (t.epoch < end_epoch && !stopped) {
 		double	 loss = 0, wait = 0, e0 = clock_mono(), secs;
 
 		while (t.step_in_epoch < t.steps_per_epoch && !stopped) {
 			if (train_step(&t, &loss, &wait, err, errlen) != 0) {
 				train_rescue(&t);
-				snprintf(sum->state, sizeof sum->state, "failed");
+				train_summary_state(sum, "failed");
 				goto out;
 			}
 			train_eval_every(&t);
 			if (cfg->job->checkpoint.every_steps > 0 &&
 			    t.step % cfg->job->checkpoint.every_steps == 0 &&
 			    train_checkpoint(&t, err, errlen, 1) != 0)
-				train_event(&t, "checkpoint", "%s", err);
+				train_event(&t, EV_CHECKPOINT, "%s", err);
 			stopped = t.stop;
 		}
 		secs = clock_mono() - e0;
@@ -367,46 +446,40 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 		}
 	}
 	if (t.epoch < cfg->job->train.epochs)
-		snprintf(sum->state, sizeof sum->state, "stopped");
+		train_summary_state(sum, "stopped");
 	/* A checkpoint that cannot be written (a full disk) is reported
-	 * and the previous ones stay; the training itself did not fail. */
-	if (train_checkpoint(&t, err, errlen, 1) != 0)
-		train_event(&t, "checkpoint", "%s", err);
-	if (strcmp(sum->state, "finished") == 0 && cfg->rank == 0) {
+	 * and the previous ones stay; the training itself did not fail, but
+	 * what it trained is not saved, and the summary says so. */
+	if (train_checkpoint(&t, err, errlen, 1) != 0) {
+		train_event(&t, EV_CHECKPOINT, "%s", err);
+		snprintf(sum->f.checkpoint_error, sizeof sum->f.checkpoint_error,
+		    "%s", err);
+		sum->f.have |= (uint64_t)1 << SUMMARY_F_checkpoint_error;
+	}
+	/* The last collective before rank 0 evaluates alone: the others
+	 * must not wait on it. */
+	if (train_summary_counts(&t, sum, first_step, train_s, wait_s, err,
+	    errlen) != 0)
+		goto out;
+	/* What was not measured is left out: a stopped job is not
+	 * evaluated. */
+	if (strcmp(sum->f.state, "finished") == 0 && cfg->rank == 0) {
 		struct train_eval e;
 
 		train_data_eval(&t, &e);
-		sum->evaluated = 1;
-		sum->has_acc = e.has_acc;
-		sum->test_acc = e.acc;
-		sum->val_loss = e.loss;
+		if (e.has_acc)
+			SUMMARY_SET(&sum->f, test_acc, e.acc);
+		else {
+			SUMMARY_SET(&sum->f, val_loss, e.loss);
+			SUMMARY_SET(&sum->f, perplexity, exp(e.loss));
+		}
 	}
-	sum->tokens = t.T;
 	snprintf(sum->params_crc32, sizeof sum->params_crc32, "%08lx",
 	    crc32(crc32(0L, Z_NULL, 0), (const Bytef *)t.model->params,
 	    (uInt)(t.model->n_params * sizeof(float))));
-	sum->steps = t.step;
-	sum->epochs = t.epoch;
-	sum->samples_per_s = train_s > 0 ? (t.step - first_step) *
-	    (double)cfg->job->train.batch.global / train_s : 0;
-	sum->data_wait_pct = train_s > 0 ? 100.0 * wait_s / train_s : 0;
-	sum->bytes_sent = t.bytes_sent;
-	sum->bytes_dense = t.bytes_dense;
-	sum->optimizer_bytes = optimizer_bytes(t.opt);
-	if (hooks->sum_u64 != NULL && cfg->world > 1) {
-		uint64_t counters[2] = { t.bytes_sent, t.bytes_dense };
-
-		if (hooks->sum_u64(hooks->ctx, counters, 2, err, errlen) != 0)
-			goto out;
-		sum->bytes_sent = counters[0];
-		sum->bytes_dense = counters[1];
-	}
-	sum->micro_batch = t.micro;
-	sum->accum = t.accum;
-	snprintf(sum->checkpoint, sizeof sum->checkpoint, "%s", t.last_path);
 	rc = 0;
 out:
-	sum->wall_s = clock_mono() - t0;
+	SUMMARY_SET(&sum->f, wall_s, clock_mono() - t0);
 	loader_stop(t.loader);
 	model_gpu_free(t.gpu);
 	model_free(t.model);

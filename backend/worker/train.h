@@ -13,6 +13,9 @@
 #include <stdint.h>
 
 #include "backend/spec/spec.h"
+#include "backend/proto/event.h"
+#include "backend/proto/metrics.h"
+#include "backend/proto/summary.h"
 #include "backend/worker/autotune.h"
 
 struct epoch_report {
@@ -31,41 +34,12 @@ struct epoch_report {
 	double		 lr;
 };
 
-struct step_report {
-	long		 step;		/* steps done */
-	int		 epoch;		/* 0-based, the one in progress */
-	double		 loss;		/* mean over the global batch */
-	double		 lr;
-	double		 step_ms, compute_ms, comm_ms, data_wait_ms;
-	uint64_t	 bytes_sent;	/* this rank, this step */
-	uint64_t	 sent_total, dense_total;	/* this rank, since launch */
-	double		 density;	/* of the compressed exchange; 1 = dense */
-	double		 lr_gain;	/* adaptive: the AdaScale gain; else 1 */
-	double		 noise_scale;	/* adaptive: samples; < 0 unknown */
-	double		 grad_norm;	/* before clipping; 0 unknown */
-	uint64_t	 optimizer_bytes;	/* this rank's state */
-	int		 micro_batch, accum;
-	int		 tokens;	/* tokens a sample; 0: images */
-};
-
+/* The run's end: the summary frame's fields (summary.h; what was not
+ * measured is left out, as a stopped job's evaluation), and the CRC of
+ * the final parameters, which each rank reports in its finished event. */
 struct train_summary {
-	char		 state[16];	/* finished | stopped | failed */
-	int		 epochs;	/* epochs completed */
-	long		 steps;
-	int		 evaluated;	/* rank 0 evaluated the finished job */
-	int		 has_acc;	/* images: test_acc; tokens: val_loss */
-	double		 test_acc;
-	double		 val_loss;	/* nats a token (tokens) */
-	int		 tokens;	/* tokens a sample; 0: images */
-	double		 samples_per_s;
-	uint64_t	 bytes_sent;
-	uint64_t	 bytes_dense;
-	uint64_t	 optimizer_bytes;	/* rank 0's optimizer state */
-	double		 wall_s;
-	double		 data_wait_pct;
-	int		 micro_batch, accum;
-	char		 checkpoint[4096];	/* the last one written */
-	char		 params_crc32[9];	/* of the final parameters */
+	struct job_summary f;
+	char		 params_crc32[9];
 };
 
 /* Controls that every rank must act on at the same step: requests ride
@@ -91,8 +65,10 @@ struct train_hooks {
 	/* Sum n counters across ranks in place; NULL with one rank. */
 	int	(*sum_u64)(void *ctx, uint64_t *v, int n, char *err,
 		    size_t errlen);
-	/* After every step, on every rank. */
-	void	(*on_step)(void *ctx, const struct step_report *);
+	/* After every step, on every rank: what the step measured, as the
+	 * rank's metrics frame carries it (the process's own figures, its
+	 * memory and pid, are the caller's to add). */
+	void	(*on_step)(void *ctx, const struct rank_report *);
 	/* The micro-batch search's trials and outcome (rank 0). */
 	void	(*on_autotune)(void *ctx, const struct autotune_trial *, int n,
 		    int micro, int accum, double seconds);
@@ -101,8 +77,7 @@ struct train_hooks {
 	 * the accuracy of a model that has one (else NULL). */
 	void	(*on_eval)(void *ctx, long step, const double *loss,
 		    const double *acc);
-	/* kind is one of docs/architecture.md, "Frames"'s event kinds. */
-	void	(*on_event)(void *ctx, const char *kind, const char *reason);
+	void	(*on_event)(void *ctx, enum event_kind, const char *reason);
 	/* The controls this rank asks for (bit i: enum train_ctl i). */
 	unsigned (*requests)(void *ctx);
 	/* The ranks agreed on these controls at this step (same bits on

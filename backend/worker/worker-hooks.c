@@ -42,9 +42,8 @@ worker_send(struct worker *w, json_t *msg)
 	pthread_mutex_unlock(&w->send_lock);
 	json_decref(msg);
 	/* The reader thread polls for POLLOUT only while bytes wait. */
-	if (waiting > 0 && write(w->wake[1], "", 1) < 0) {
-		/* The pipe is full: a wake-up is already pending. */
-	}
+	if (waiting > 0)
+		evloop_wake(w->loop);
 }
 
 /* Send what waits, as long as the agent lives: a rank's last frames (its
@@ -145,53 +144,28 @@ worker_log_flood(struct worker *w, long step, double now)
 /* The step's metrics; late (the flush after the loop) the memory is no
  * longer the step's, so it is left unknown. */
 static void
-worker_send_step(struct worker *w, const struct step_report *r, bool late)
+worker_send_step(struct worker *w, const struct rank_report *r, bool late)
 {
-	struct rank_report	 rr;
+	struct rank_report	 rr = *r;
 
 	w->last_metrics = clock_mono();
 	w->report_unsent = false;
 	atomic_store(&w->last_sent, w->last_metrics);
 	atomic_store(&w->last_step, r->step);
-	rr = (struct rank_report){ .step = r->step, .epoch = r->epoch,
-	    .loss = r->loss, .lr = r->lr, .step_ms = r->step_ms,
-	    .compute_ms = r->compute_ms, .comm_ms = r->comm_ms,
-	    .data_wait_ms = r->data_wait_ms, .bytes_sent = (long)r->bytes_sent,
-	    .micro_batch = r->micro_batch, .accum = r->accum,
-	    .rss = worker_rss(), .heartbeat = (double)time(NULL),
-	    .pid = (long)getpid(), .density = r->density,
-	    .lr_gain = r->lr_gain, .noise_scale = r->noise_scale,
-	    .grad_norm = r->grad_norm,
-	    .bytes_sent_total = (long)r->sent_total,
-	    .bytes_dense_total = (long)r->dense_total,
-	    .optimizer_bytes = (long)r->optimizer_bytes,
-	    .valid = RM_ALL & ~RM_BIT(BYTES_DENSE) & ~RM_BIT(COMPRESSION) };
-	/* Unknown is absent, never a number that looks like one. */
-	if (r->step_ms > 0)
-		rr.samples_per_s = 1000.0 * w->job.train.batch.global /
-		    r->step_ms;
-	else
-		rr.valid &= ~RM_BIT(SAMPLES_PER_S);
-	if (r->noise_scale < 0)
-		rr.valid &= ~RM_BIT(NOISE_SCALE);
-	if (late)
-		rr.valid &= ~RM_BIT(RSS);
-	if (r->sent_total > 0) {	/* nothing is exchanged on one rank */
-		rr.compression_ratio = (double)r->dense_total /
-		    (double)r->sent_total;
-		rr.valid |= RM_BIT(COMPRESSION);
+	/* The process's own figures; late, the memory is no longer the
+	 * step's. */
+	rr.heartbeat = (double)time(NULL);
+	rr.pid = (long)getpid();
+	rr.valid |= RM_BIT(HEARTBEAT) | RM_BIT(PID);
+	if (!late) {
+		rr.rss = worker_rss();
+		rr.valid |= RM_BIT(RSS);
 	}
-	if (r->tokens > 0 && r->step_ms > 0)
-		rr.tokens_per_s = rr.samples_per_s * r->tokens;
-	else
-		rr.valid &= ~RM_BIT(TOKENS_PER_S);
-	if (r->grad_norm <= 0)
-		rr.valid &= ~RM_BIT(GRAD_NORM);
 	worker_send(w, worker_metrics(w, &rr));
 }
 
 void
-worker_on_step(void *ctx, const struct step_report *r)
+worker_on_step(void *ctx, const struct rank_report *r)
 {
 	struct worker		*w = ctx;
 
@@ -276,13 +250,13 @@ worker_on_eval(void *ctx, long step, const double *loss, const double *acc)
 }
 
 void
-worker_on_event(void *ctx, const char *kind, const char *reason)
+worker_on_event(void *ctx, enum event_kind kind, const char *reason)
 {
 	struct worker	*w = ctx;
 
 	worker_send(w, json_pack("{s:s, s:s, s:s, s:i, s:s, s:s}", "t",
-	    MSG_EVENT, "job", w->job.name, "kind", kind, "rank", w->rank,
-	    "node", w->node, "reason", reason));
+	    MSG_EVENT, "job", w->job.name, "kind", event_kind_name(kind),
+	    "rank", w->rank, "node", w->node, "reason", reason));
 }
 
 unsigned
@@ -318,7 +292,7 @@ worker_paused(void *ctx)
 	struct worker	*w = ctx;
 	int		 stop = 0;
 
-	worker_on_event(w, "paused", "holding at the step boundary");
+	worker_on_event(w, EV_PAUSED, "holding at the step boundary");
 	/* The heartbeat thread reports the rank as paused meanwhile. */
 	atomic_store(&w->paused, 1);
 	for (;;) {
@@ -335,38 +309,25 @@ worker_paused(void *ctx)
 	}
 	atomic_store(&w->paused, 0);
 	if (!stop)
-		worker_on_event(w, "resumed", "continuing");
+		worker_on_event(w, EV_RESUMED, "continuing");
 	return stop;
 }
 
 void
 worker_summary(struct worker *w, const struct train_summary *s)
 {
-	json_t	*m = json_pack("{s:s, s:s, s:s, s:i, s:I, s:f, s:I, "
-	    "s:I, s:f, s:I, s:i, s:i, s:f, s:s, s:i}", "t", MSG_SUMMARY,
-	    "job", w->job.name, "state", s->state, "epochs", s->epochs,
-	    "steps", (json_int_t)s->steps,
-	    "samples_per_s", s->samples_per_s,
-	    "bytes_sent", (json_int_t)s->bytes_sent,
-	    "bytes_dense", (json_int_t)s->bytes_dense, "wall_s", s->wall_s,
-	    "optimizer_bytes", (json_int_t)s->optimizer_bytes,
-	    "micro_batch", s->micro_batch, "accum", s->accum,
-	    "data_wait_pct", s->data_wait_pct, "checkpoint", s->checkpoint,
-	    "world", w->world);
+	struct job_summary f = s->f;
+	json_t	*m = json_pack("{s:s}", "t", MSG_SUMMARY);
+	char	 err[128];
 
-	/* What was not measured is left out: a stopped job is not
-	 * evaluated. */
-	if (s->tokens > 0) {
-		if (s->evaluated) {
-			json_object_set_new(m, "val_loss",
-			    json_real(s->val_loss));
-			json_object_set_new(m, "perplexity",
-			    json_real(exp(s->val_loss)));
-		}
-		json_object_set_new(m, "tokens_per_s",
-		    json_real(s->samples_per_s * s->tokens));
-	} else
-		json_object_set_new(m, "test_acc", json_real(s->test_acc));
+	snprintf(f.job, sizeof f.job, "%s", w->job.name);
+	if (summary_pack(&f, m, err, sizeof err) != 0) {
+		/* A checkpoint path that is not UTF-8: said without it. */
+		f.have &= ~((uint64_t)1 << SUMMARY_F_checkpoint);
+		json_decref(m);
+		m = json_pack("{s:s}", "t", MSG_SUMMARY);
+		summary_pack(&f, m, err, sizeof err);
+	}
 	worker_send(w, m);
 }
 

@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "lib/evloop.h"
 #include "backend/spec/spec.h"
 #include "backend/proto/metrics.h"
 #include "backend/proto/proto.h"
@@ -24,7 +25,8 @@ struct worker {
 	int		 fd;
 	pthread_mutex_t	 send_lock;	/* guards q */
 	struct proto_queue q;		/* what goes to the agent */
-	int		 wake[2];	/* a byte here: bytes wait in q */
+	struct evloop	*loop;		/* the reader thread's; rung when
+					 * bytes wait in q */
 	pthread_mutex_t	 box_lock;
 	pthread_cond_t	 box_cond;
 	json_t		*box;		/* store answers, by "req" */
@@ -52,7 +54,7 @@ struct worker {
 	long		 flood_n;	/* lines printed since */
 	struct comm	*comm;
 	double		 last_metrics;
-	struct step_report last_report;	/* the newest step's */
+	struct rank_report last_report;	/* the newest step's */
 	bool		 report_unsent;	/* it has not gone out */
 };
 
@@ -67,7 +69,7 @@ void	worker_report_drops(struct worker *);
 json_t	*worker_metrics(struct worker *, const struct rank_report *rr);
 
 /* The hooks (worker-hooks.c); ctx is the struct worker. */
-void	worker_on_step(void *ctx, const struct step_report *);
+void	worker_on_step(void *ctx, const struct rank_report *);
 /* Send the last step's metrics if they have not gone out yet, so the
  * backend (and its Prometheus series) ends on the final step. */
 void	worker_flush_metrics(struct worker *);
@@ -76,7 +78,7 @@ void	worker_on_autotune(void *ctx, const struct autotune_trial *, int n,
 void	worker_on_epoch(void *ctx, const struct epoch_report *);
 void	worker_on_eval(void *ctx, long step, const double *loss,
 	    const double *acc);
-void	worker_on_event(void *ctx, const char *kind, const char *reason);
+void	worker_on_event(void *ctx, enum event_kind, const char *reason);
 unsigned worker_requests(void *ctx);
 void	worker_agreed(void *ctx, unsigned bits);
 int	worker_paused(void *ctx);

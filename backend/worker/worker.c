@@ -12,14 +12,13 @@
  * loop reads at step boundaries.  Every thread sends through one queue
  * (struct proto_queue) under one mutex, and none waits for the agent:
  * what the socket does not take waits in the queue, which the reader
- * thread flushes when the socket is writable, and metrics are dropped
- * (and the drops reported) while the agent does not read.  The train
+ * thread (an event loop, lib/evloop.h) flushes when the socket is
+ * writable, and metrics are dropped (and the drops reported) while the
+ * agent does not read.  The train
  * loop's hooks (what the rank reports, the controls it asks for, the
  * collectives) are in worker-hooks.c.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -33,8 +32,10 @@
 #include <cblas.h>
 
 #include "lib/clock.h"
+#include "lib/evloop.h"
 #include "lib/cuda-probe.h"
 #include "backend/spec/spec.h"
+#include "backend/proto/launch.h"
 #include "backend/proto/proto.h"
 #include "backend/comm/comm.h"
 #include "backend/worker/train.h"
@@ -90,60 +91,79 @@ worker_frame(struct worker *w, json_t *msg)
 	}
 }
 
-/* The link's other half: read frames, and flush the queue whenever the
- * socket takes more (worker_send wakes us when bytes wait). */
+/* The reader thread's side of the link: what it has read so far. */
+struct worker_reader {
+	struct worker	*w;
+	struct proto_reader rd;
+	int		 rc;		/* the last proto_reader_next */
+	bool		 closed;	/* the agent's end is gone */
+};
+
+/* The link's events: POLLOUT while bytes wait in the queue, which every
+ * thread sends through (under the send lock). */
+static short
+worker_link_events(void *arg)
+{
+	struct worker	*w = arg;
+	short		 ev;
+
+	pthread_mutex_lock(&w->send_lock);
+	ev = proto_queue_want(&w->q);
+	pthread_mutex_unlock(&w->send_lock);
+	return ev;
+}
+
+static void
+worker_on_link(int fd, short revents, void *arg)
+{
+	struct worker_reader *r = arg;
+	struct worker	*w = r->w;
+	json_t		*msg;
+	ssize_t		 n;
+
+	if (revents & POLLOUT) {
+		pthread_mutex_lock(&w->send_lock);
+		proto_queue_flush(&w->q);
+		pthread_mutex_unlock(&w->send_lock);
+	}
+	if ((revents & ~POLLOUT) == 0)
+		return;
+	n = proto_reader_fill(&r->rd, fd);
+	while ((r->rc = proto_reader_next(&r->rd, &msg)) == 1) {
+		worker_frame(w, msg);
+		json_decref(msg);
+	}
+	if (r->rc < 0 || n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+		r->closed = true;
+}
+
+/* The link's other half, on the worker's event loop: read frames, and
+ * flush the queue whenever the socket takes more (worker_send rings the
+ * loop when bytes wait). */
 static void *
 worker_reader(void *arg)
 {
 	struct worker		*w = arg;
-	struct proto_reader	 rd;
-	struct pollfd		 pfd[2];
-	json_t			*msg;
-	ssize_t			 n;
-	int			 rc = 0;
-	char			 buf[64];
+	struct worker_reader	 r = { .w = w };
+	struct evloop_fd	*link;
 
-	proto_reader_init(&rd);
-	for (;;) {
-		pthread_mutex_lock(&w->send_lock);
-		pfd[0] = (struct pollfd){ .fd = w->fd,
-		    .events = POLLIN | proto_queue_events(&w->q) };
-		pthread_mutex_unlock(&w->send_lock);
-		pfd[1] = (struct pollfd){ .fd = w->wake[0], .events = POLLIN };
-		if (poll(pfd, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		if (pfd[1].revents != 0)
-			while (read(w->wake[0], buf, sizeof buf) > 0)
-				;
-		if (pfd[0].revents & POLLOUT) {
-			pthread_mutex_lock(&w->send_lock);
-			proto_queue_flush(&w->q);
-			pthread_mutex_unlock(&w->send_lock);
-		}
-		if ((pfd[0].revents & ~POLLOUT) == 0)
-			continue;
-		n = proto_reader_fill(&rd, w->fd);
-		while ((rc = proto_reader_next(&rd, &msg)) == 1) {
-			worker_frame(w, msg);
-			json_decref(msg);
-		}
-		if (rc < 0 || n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
-			break;
-	}
+	proto_reader_init(&r.rd);
+	link = evloop_fd_add(w->loop, w->fd, POLLIN, worker_on_link, &r);
+	evloop_fd_want(link, worker_link_events, w);
+	while (!r.closed && evloop_run_once(w->loop, -1) >= 0)
+		;
+	evloop_fd_del(link);
 	/* The agent is gone: nobody will read what we train.  Stop at the
 	 * next step boundary with a checkpoint rather than run blind. */
 	if (!atomic_load(&w->quit))	/* not our own shutdown at the end */
 		fprintf(stderr, "worker: link to agent closed (%s)\n",
-		    rc < 0 ? rd.err : "EOF");
+		    r.rc < 0 ? r.rd.err : "EOF");
 	pthread_mutex_lock(&w->box_lock);
 	w->link_down = true;
 	pthread_cond_broadcast(&w->box_cond);
 	pthread_mutex_unlock(&w->box_lock);
 	atomic_store(&w->stop, 1);
-	proto_reader_free(&rd);
+	proto_reader_free(&r.rd);
 	return NULL;
 }
 
@@ -248,9 +268,10 @@ worker_on_sigterm(int sig)
 		atomic_store(&worker_self->stop, 1);
 }
 
-/* Read the launch frame: the first thing the agent sends. */
-static json_t *
-worker_read_launch(int fd, char *err, size_t errlen)
+/* Read the launch order: the first frame the agent sends.  0, or -1
+ * with err. */
+static int
+worker_read_launch(int fd, struct launch_order *l, char *err, size_t errlen)
 {
 	struct proto_reader	 rd;
 	json_t			*msg = NULL;
@@ -270,62 +291,120 @@ worker_read_launch(int fd, char *err, size_t errlen)
 		snprintf(err, errlen, "bad launch frame: %s", rd.err);
 	proto_reader_free(&rd);
 	if (msg == NULL)
-		return NULL;
-	switch (proto_kind(msg, why, sizeof why)) {
-	case PK_CMD:
-		if (strcmp(json_string_value(json_object_get(msg, "cmd")),
-		    "launch") == 0)
-			return msg;
-		/* FALLTHROUGH */
-	default:
-		snprintf(why, sizeof why, "a '%s', not a launch",
-		    proto_type(msg));
-		/* FALLTHROUGH */
-	case PK_INVALID:
+		return -1;
+	rc = -1;
+	if (proto_kind(msg, why, sizeof why) == PK_INVALID)
 		snprintf(err, errlen, "bad first frame: %s", why);
-		json_decref(msg);
-		return NULL;
-	}
-	return msg;
+	else if (strcmp(proto_type(msg), MSG_CMD) != 0 || strcmp(
+	    json_string_value(json_object_get(msg, "cmd")), "launch") != 0)
+		snprintf(err, errlen, "bad first frame: a '%s', not a launch",
+		    proto_type(msg));
+	else if (launch_unpack(msg, l, why, sizeof why) != 0)
+		snprintf(err, errlen, "bad launch frame: %s", why);
+	else
+		rc = 0;
+	json_decref(msg);
+	return rc;
 }
 
+/* The job of the launch order, and the device a cuda rank computes on
+ * (its index among the job's ranks on this node, modulo the devices
+ * there).  0, or -1 with err. */
 static int
-worker_int(const json_t *o, const char *key, int def)
+worker_job(struct worker *w, const struct launch_order *l, char *err,
+    size_t errlen)
 {
-	json_t	*v = json_object_get(o, key);
+	struct spec_errors	 errs = { 0 };
+	int			 ndev;
 
-	return json_is_integer(v) ? (int)json_integer_value(v) : def;
+	if (spec_parse_job(l->spec_file, l->spec_yaml, strlen(l->spec_yaml),
+	    &w->job, &errs) != 0) {
+		snprintf(err, errlen, "%s:%d:%d: %s", errs.v[0].file,
+		    errs.v[0].line, errs.v[0].col, errs.v[0].msg);
+		spec_errors_free(&errs);
+		snprintf(w->job.name, sizeof w->job.name, "%s", l->job);
+		return -1;
+	}
+	if (w->job.resources.device == DEVICE_CUDA &&
+	    ((ndev = cuda_device_check(err, errlen)) < 0 ||
+	    cuda_use_device(l->local_rank % ndev, err, errlen) != 0))
+		return -1;
+	return 0;
 }
 
-static const char *
-worker_str(const json_t *o, const char *key)
+/* Form the group of a rank with peers: shared memory between the ranks
+ * of a host, Gloo between hosts (auto; HUNTER_COMM names another, e.g.
+ * gloo), and the collectives into the hooks.  0, or -1 with err. */
+static int
+worker_group(struct worker *w, const struct launch_order *l,
+    struct train_hooks *hooks, char *err, size_t errlen)
 {
-	const char *s = json_string_value(json_object_get(o, key));
+	struct comm_config	 cc = { .backend = "auto", .rank = l->rank,
+	    .world = l->world, .generation = l->generation,
+	    .bind_addr = l->addr, .timeout_ms = l->timeout_ms };
+	struct comm_store	 cs = { .ctx = w, .set = worker_store_set,
+	    .get = worker_store_get };
+	const char		*forced = getenv("HUNTER_COMM");
 
-	return s != NULL ? s : "";
+	if (l->world <= 1)
+		return 0;
+	if (forced != NULL && *forced != '\0')
+		cc.backend = forced;
+	if ((w->comm = comm_init(&cc, &cs, err, errlen)) == NULL)
+		return -1;
+	hooks->allreduce = worker_allreduce;
+	hooks->reduce_scatter = worker_reduce_scatter;
+	hooks->broadcast = worker_broadcast;
+	hooks->sum_u64 = worker_sum_u64;
+	hooks->allgatherv = worker_allgatherv;
+	return 0;
+}
+
+/* Train to the end, or to a stop; rank 0 sends the summary and every
+ * rank that trained to the end its final weights' CRC. */
+static int
+worker_train(struct worker *w, const struct launch_order *l,
+    const struct train_hooks *hooks)
+{
+	struct train_config	 cfg = { .job = &w->job, .rank = w->rank,
+	    .world = w->world, .checkpoint_dir = l->checkpoint_dir,
+	    .run = l->run, .resume = l->resume, .stop_after_epochs = l->stop_after_epochs,
+	    .slow_data_ms = l->slow_data_ms, .slow_ms = l->slow_ms,
+	    .leak_bytes = (long)l->leak_bytes, .crash_at = (long)l->crash_at };
+	struct train_summary	 sum;
+	char			 err[1024];
+	int			 rc = train_run(&cfg, hooks, &sum, err, sizeof err);
+
+	if (rc != 0)
+		worker_on_event(w, EV_FAILED, err);
+	else
+		worker_flush_metrics(w);
+	if (w->rank == 0)
+		worker_summary(w, &sum);
+	/* Each rank's final weights, for comparing ranks and runs; a rank
+	 * that stopped (for a re-formation, or asked to) has not finished. */
+	if (rc == 0 && strcmp(sum.f.state, "finished") == 0)
+		worker_send(w, json_pack("{s:s, s:s, s:s, s:i, s:s, s:s, s:s}",
+		    "t", MSG_EVENT, "job", w->job.name, "kind", "finished",
+		    "rank", w->rank, "node", w->node, "reason", sum.f.state,
+		    "params_crc32", sum.params_crc32));
+	return rc;
 }
 
 int
 worker_main(int argc, char **argv)
 {
 	struct worker		 w = { .fd = -1 };
-	struct spec_errors	 errs = { 0 };
-	struct train_config	 cfg = { 0 };
 	struct train_hooks	 hooks = { .ctx = &w, .on_epoch = worker_on_epoch,
 	    .on_eval = worker_on_eval,
 	    .on_event = worker_on_event, .requests = worker_requests,
 	    .agreed = worker_agreed, .paused = worker_paused,
 	    .on_step = worker_on_step, .on_autotune = worker_on_autotune };
-	struct train_summary	 sum;
 	struct sigaction	 sa = { .sa_handler = worker_on_sigterm };
-	struct comm_config	 cc = { .backend = "auto" };
-	struct comm_store	 cs = { .ctx = &w, .set = worker_store_set,
-	    .get = worker_store_get };
+	struct launch_order	 l;
 	pthread_t		 reader, heart;
-	json_t			*launch;
-	const char		*yaml;
-	char			 err[1024], ckdir[4096];
-	int			 rc = 1, ndev;
+	char			 err[1024];
+	int			 rc = 1;
 
 	if (argc != 3 || strcmp(argv[1], "--fd") != 0) {
 		fprintf(stderr, "usage: hunter worker --fd N (started by "
@@ -333,26 +412,28 @@ worker_main(int argc, char **argv)
 		return 2;
 	}
 	w.fd = atoi(argv[2]);
-	if ((launch = worker_read_launch(w.fd, err, sizeof err)) == NULL) {
+	if (worker_read_launch(w.fd, &l, err, sizeof err) != 0) {
 		fprintf(stderr, "hunter worker: %s\n", err);
+		launch_free(&l);
 		return 1;
 	}
 	pthread_mutex_init(&w.send_lock, NULL);
-	if (pipe2(w.wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+	w.loop = evloop_new();
+	if (evloop_wake_on(w.loop, NULL, NULL) != 0) {
 		fprintf(stderr, "hunter worker: pipe: %s\n", strerror(errno));
+		launch_free(&l);
 		return 1;
 	}
 	proto_queue_init(&w.q, w.fd, 0);
 	pthread_mutex_init(&w.box_lock, NULL);
 	pthread_cond_init(&w.box_cond, NULL);
 	w.box = json_object();
-	w.rank = worker_int(launch, "rank", 0);
-	w.world = worker_int(launch, "world", 1);
-	w.generation = worker_int(launch, "generation", 0);
-	w.trace_steps = worker_int(launch, "trace_steps", 0);
-	w.log_flood = worker_int(launch, "log_flood", 0);
-	snprintf(w.node, sizeof w.node, "%s", worker_str(launch, "node"));
-	snprintf(ckdir, sizeof ckdir, "%s", worker_str(launch, "checkpoint_dir"));
+	w.rank = l.rank;
+	w.world = l.world;
+	w.generation = l.generation;
+	w.trace_steps = l.trace_steps;
+	w.log_flood = l.log_flood;
+	snprintf(w.node, sizeof w.node, "%s", l.node);
 	worker_self = &w;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
@@ -360,81 +441,17 @@ worker_main(int argc, char **argv)
 	/* One BLAS thread per rank: a rank owns one CPU slot. */
 	openblas_set_num_threads(1);
 
-	yaml = worker_str(launch, "spec_yaml");
-	if (spec_parse_job(worker_str(launch, "spec_file"), yaml, strlen(yaml),
-	    &w.job, &errs) != 0) {
-		snprintf(err, sizeof err, "%s:%d:%d: %s", errs.v[0].file,
-		    errs.v[0].line, errs.v[0].col, errs.v[0].msg);
-		spec_errors_free(&errs);
-		snprintf(w.job.name, sizeof w.job.name, "%s", worker_str(launch, "job"));
-		worker_on_event(&w, "failed", err);
-		goto done;
-	}
-	/* A cuda rank takes the device of its index among the job's ranks
-	 * on this node (modulo the devices there). */
-	if (w.job.resources.device == DEVICE_CUDA &&
-	    ((ndev = cuda_device_check(err, sizeof err)) < 0 ||
-	    cuda_use_device(worker_int(launch, "local_rank", 0) % ndev, err,
-	    sizeof err) != 0)) {
-		worker_on_event(&w, "failed", err);
+	if (worker_job(&w, &l, err, sizeof err) != 0) {
+		worker_on_event(&w, EV_FAILED, err);
 		goto done;
 	}
 	pthread_create(&reader, NULL, worker_reader, &w);
 	pthread_create(&heart, NULL, worker_heartbeat, &w);
-
-	cfg.job = &w.job;
-	cfg.rank = w.rank;
-	cfg.world = w.world;
-	cfg.checkpoint_dir = ckdir;
-	cfg.run = json_integer_value(json_object_get(launch, "run"));
-	cfg.resume = json_is_true(json_object_get(launch, "resume"));
-	cfg.stop_after_epochs = worker_int(launch, "stop_after_epochs", 0);
-	cfg.slow_data_ms = worker_int(launch, "slow_data_ms", 0);
-	cfg.slow_ms = worker_int(launch, "slow_ms", 0);
-	cfg.leak_bytes = (long)json_integer_value(json_object_get(launch,
-	    "leak_bytes"));
-	cfg.crash_at = (long)json_integer_value(json_object_get(launch,
-	    "crash_at"));
-	if (w.world > 1) {
-		/* auto: shared memory between the ranks of a host, Gloo
-		 * between hosts; HUNTER_COMM names another (e.g. gloo). */
-		if (getenv("HUNTER_COMM") != NULL && *getenv("HUNTER_COMM") != '\0')
-			cc.backend = getenv("HUNTER_COMM");
-		cc.rank = w.rank;
-		cc.world = w.world;
-		cc.generation = w.generation;
-		cc.bind_addr = worker_str(launch, "addr");
-		cc.timeout_ms = worker_int(launch, "timeout_ms", 10000);
-		if ((w.comm = comm_init(&cc, &cs, err, sizeof err)) == NULL) {
-			worker_on_event(&w, "failed", err);
-			goto done_thread;
-		}
-		hooks.allreduce = worker_allreduce;
-		hooks.reduce_scatter = worker_reduce_scatter;
-		hooks.broadcast = worker_broadcast;
-		hooks.sum_u64 = worker_sum_u64;
-		hooks.allgatherv = worker_allgatherv;
-	}
-	if (train_run(&cfg, &hooks, &sum, err, sizeof err) != 0) {
-		worker_on_event(&w, "failed", err);
-		if (w.rank == 0)
-			worker_summary(&w, &sum);
-		goto done_comm;
-	}
-	worker_flush_metrics(&w);
-	if (w.rank == 0)
-		worker_summary(&w, &sum);
-	/* Each rank's final weights, for comparing ranks and runs; a rank
-	 * that stopped (for a re-formation, or asked to) has not finished. */
-	if (strcmp(sum.state, "finished") == 0)
-		worker_send(&w, json_pack("{s:s, s:s, s:s, s:i, s:s, s:s, s:s}",
-		    "t", MSG_EVENT, "job", w.job.name, "kind", "finished",
-		    "rank", w.rank, "node", w.node, "reason", sum.state,
-		    "params_crc32", sum.params_crc32));
-	rc = 0;
-done_comm:
+	if (worker_group(&w, &l, &hooks, err, sizeof err) != 0)
+		worker_on_event(&w, EV_FAILED, err);
+	else if (worker_train(&w, &l, &hooks) == 0)
+		rc = 0;
 	comm_destroy(w.comm);
-done_thread:
 	atomic_store(&w.quit, 1);
 	pthread_join(heart, NULL);
 	worker_drain(&w);
@@ -445,9 +462,8 @@ done:
 	worker_drain(&w);
 	proto_queue_free(&w.q);
 	close(w.fd);
-	close(w.wake[0]);
-	close(w.wake[1]);
-	json_decref(launch);
+	evloop_free(w.loop);
+	launch_free(&l);
 	json_decref(w.box);
 	return rc;
 }

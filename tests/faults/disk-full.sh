@@ -5,7 +5,9 @@
 # the second does not.  The failed write is reported as an event naming
 # the error, leaves no partial file behind, the previous checkpoint stays
 # intact (an independent safetensors reader loads it, and --resume from
-# it works), and training goes on to the last step on 2 ranks.
+# it works), and training goes on to the last step on 2 ranks; the job
+# finishes, but since its final checkpoint could not be written either,
+# the summary says so and hunter run exits 4.
 . "$SRCDIR/tests/integration/lib.sh"
 . "$SRCDIR/tests/faults/faults-lib.sh"
 [ "$(id -u)" = 0 ] || { echo "skip: mounting a tmpfs needs root"; exit 77; }
@@ -38,8 +40,10 @@ assert bad, "no event for the checkpoint that did not fit"
 assert "No space left on device" in bad[0]["reason"], "unclear error: %s" % bad[0]["reason"]
 assert summ and summ[-1]["steps"] == 62 and summ[-1]["epochs"] == 2, "training stopped early"
 assert summ[-1]["state"] == "finished", "the job ended %s: %s" % (summ[-1]["state"], [o["reason"] for o in fail][-1:])
+assert "No space left on device" in summ[-1].get("checkpoint_error", ""), summ[-1]
+assert summ[-1].get("reason", "").startswith("the final checkpoint could not be written"), summ[-1]
 PYEOF
-[ "$rc" = 0 ] || fail "hunter run exited $rc"
+[ "$rc" = 4 ] || fail "hunter run exited $rc, expected 4 (finished, not saved)"
 n=$(ls "$T/ck" | grep -c '^step-[0-9]*\.safetensors$' || true)
 [ "$n" -ge 1 ] || fail "no checkpoint left"
 junk=$(ls -A "$T/ck" | grep -v '^step-[0-9]*\.safetensors$' || true)

@@ -21,11 +21,11 @@ print(c[0])
 PYEOF
 }
 
-# rank_pid OUT RANK [MINSTEP]: the pid of RANK from its newest metrics
-# frame of generation 0, once that frame's step is >= MINSTEP; empty if
-# there is none yet.
+# rank_pid OUT RANK [MINSTEP [GENERATION]]: the pid and step of RANK from
+# its newest metrics frame of GENERATION (0), once that frame's step is
+# >= MINSTEP; empty if there is none yet.
 rank_pid() {
-	"$PY" - "$1" "$2" "${3:-0}" <<'PYEOF'
+	"$PY" - "$1" "$2" "${3:-0}" "${4:-0}" <<'PYEOF'
 import json, sys
 pid = ""
 for line in open(sys.argv[1]):
@@ -36,7 +36,8 @@ for line in open(sys.argv[1]):
     except ValueError:
         continue        # a line still being written
     if (o.get("scope") == "rank" and o.get("rank") == int(sys.argv[2]) and
-            o.get("generation", 0) == 0 and o.get("step", -1) >= int(sys.argv[3])):
+            o.get("generation", 0) == int(sys.argv[4]) and "pid" in o and
+            o.get("step", -1) >= int(sys.argv[3])):
         pid = "%d %d" % (o["pid"], o["step"])
 print(pid)
 PYEOF

@@ -15,12 +15,11 @@ wait_until 5 "the agent's socket" agent_up
 "$PY" - "$dir/agent.sock" <<'PYEOF' || { cat "$dir/agent.log"; fail "see above"; }
 import os, sys, time
 sys.path.insert(0, os.environ["SRCDIR"] + "/tests/integration")
-from frames import frame, conn, read_frame
+from frames import frame, conn, read_frame, launch
 path = sys.argv[1]
 yaml = "name: early\nresources: {ranks: 1}\nmodel: {type: mlp}\ndata: {path: /x}\n"
 cases = {
-    "launch": {"t": "cmd", "cmd": "launch", "job": "early", "rank": 0,
-               "world": 1, "spec_yaml": yaml, "spec_file": "early.yaml"},
+    "launch": launch("early", 0, 1, spec_yaml=yaml),
     "kill": {"t": "cmd", "cmd": "kill", "job": "early"},
     "shutdown": {"t": "cmd", "cmd": "shutdown"},
     "store": {"t": "store", "op": "value", "value": "QQ==", "req": 1},

@@ -7,7 +7,9 @@
 # hello with one of its own (the backend's versions, so they agree) and
 # plays each launched rank at once, as the mode says:
 #
-#   finish   a summary (finished) and an exit with status 0
+#   finish   a summary (finished), the rank's finished event (as a
+#            worker that trained to the end sends it) and an exit with
+#            status 0
 #   hold     nothing until a stop for its job: then a summary (stopped)
 #            and the exit
 #   store    the rendezvous of a rank whose peer has not published yet:
@@ -65,6 +67,9 @@ class Peer:
     def finish(self, launch, state="finished"):
         t = self.tags(launch)
         self.send(dict(t, t="summary", state=state, epochs=0, steps=0))
+        if state == "finished":
+            self.send(dict(t, t="event", kind="finished", reason=state,
+                           params_crc32="00000000"))
         self.send(dict(t, t="exit", pid=os.getpid(), code=0))
 
     def store(self, launch, op, key, value=None, timeout_ms=1000):

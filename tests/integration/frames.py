@@ -33,3 +33,16 @@ def read_frame(s):
     while len(body) < n:
         body += s.recv(n - len(body))
     return json.loads(body)
+
+def launch(job, rank, world, **fields):
+    """A whole launch order (backend/proto/launch.h: every field but
+    program is required), with fields over the defaults."""
+    o = {"t": "cmd", "cmd": "launch", "job": job, "rank": rank,
+         "world": world, "generation": 0, "run": 1, "node": "n",
+         "addr": "127.0.0.1", "local_rank": 0, "spec_file": job + ".yaml",
+         "spec_yaml": "", "checkpoint_dir": "", "resume": False,
+         "timeout_ms": 10000, "stop_after_epochs": 0, "trace_steps": 0,
+         "slow_data_ms": 0, "slow_ms": 0, "log_flood": 0, "leak_bytes": 0,
+         "crash_at": 0}
+    o.update(fields)
+    return o

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Program check 7: bad programs.  argv[0] missing (validate says so at
-# its line and column; a run fails with the reason), a program that exits
-# 1 at once, one that reports and then crashes every time (the crash loop
+# its line and column, and so does a run, before it places anything), a
+# program that exits 1 at once (failed over once, then given up with its
+# own last line), one that reports and then crashes every time (the crash loop
 # ends at policy.failover.max_restarts with the reason), one that says
 # hello and never reports (the startup warning, then the heartbeat), and
 # one whose peer outlives its finished rank 0, and one that floods stdout
@@ -40,17 +41,20 @@ rc=$?
 set -e
 [ "$rc" = 1 ] && grep -q "^missing.yaml:4:10: program.argv\[0\]: 'no-such-program-7' is not on PATH" validate.out ||
 	{ cat validate.out; fail "validate did not find argv[0] missing"; }
+# On this machine's nodes hunter run checks it as validate does, before
+# anything is placed.
 run_job missing
-reasons missing failed | grep -q "exited with status 127 (argv\[0\] 'no-such-program-7' is not on the PATH of node local" ||
-	{ reasons missing failed; fail "no reason for the missing program"; }
-echo "missing: $(reasons missing failed | tail -n 1)"
+grep -q "missing.yaml:4:10: program.argv\[0\]: 'no-such-program-7' is not on PATH" missing.out ||
+	{ cat missing.out; fail "no reason for the missing program"; }
+! grep -q '"kind":"placed"' missing.out || fail "the missing program was placed"
+echo "missing: $(grep 'program.argv' missing.out)"
 
 # It exits 1 at once: failed over to the spare, then given up.
 prog_job exit1 1 '[sh, -c, "echo bad config >&2; exit 1"]'
 run_job exit1
 reasons exit1 failed | grep -q "exited with status 1" || fail "no exit reason"
-reasons exit1 failed | grep -q "before its first step, and no spare node is free to try; not restarting" ||
-	{ reasons exit1 failed; fail "exit1 did not end"; }
+reasons exit1 failed | grep -q "before its first step, as it did on another node before; not restarting: bad config" ||
+	{ reasons exit1 failed; fail "exit1 did not end with its own words"; }
 echo "exit1: $(reasons exit1 failed | tail -n 1)"
 
 # It reports, then crashes, each generation: a crash loop.

@@ -4,7 +4,7 @@
  * far larger than its header says, a planted link at a temporary name,
  * a header edited without its hash, files that are not the job's (another
  * job's, a link, a FIFO: neither pruned, counted nor resumed; another
- * user's is tests/faults/foreign-files.sh), and the temporary files of a
+ * user's is tests/faults/foreign-ckpt.sh), and the temporary files of a
  * killed run removed when the job starts again.
  */
 #include <stdarg.h>

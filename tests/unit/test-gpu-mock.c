@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,7 +175,7 @@ tg_train_yaml(const char *yaml, const char *device, struct tg_run *run)
 	hooks.ctx = run;
 	if (train_run(&cfg, &hooks, &run->sum, err, sizeof err) != 0)
 		fail_msg("%s run: %s", device, err);
-	assert_string_equal(run->sum.state, "finished");
+	assert_string_equal(run->sum.f.state, "finished");
 }
 
 /* Train the mlp job (device and batch as given) on one rank. */
@@ -234,14 +235,14 @@ t_same_bits(void **state)
 	calls = mock_cuda_calls;
 	tg_train("cuda", "{global: 64, micro: 16}", "2GiB", &gpu);
 	print_message("    cpu: crc %s acc %.4f; mock GPU: crc %s acc %.4f, "
-	    "%ld kernels\n", cpu.sum.params_crc32, cpu.sum.test_acc,
-	    gpu.sum.params_crc32, gpu.sum.test_acc, mock_cuda_calls - calls);
+	    "%ld kernels\n", cpu.sum.params_crc32, cpu.sum.f.test_acc,
+	    gpu.sum.params_crc32, gpu.sum.f.test_acc, mock_cuda_calls - calls);
 	/* 24 steps of 4 micro-batches, 7 kernels each way and the loss. */
 	assert_true(mock_cuda_calls - calls >= 24L * 4 * 7);
 	assert_string_equal(gpu.sum.params_crc32, cpu.sum.params_crc32);
-	assert_true(gpu.sum.test_acc == cpu.sum.test_acc);
-	assert_true(cpu.sum.test_acc > 0.5);	/* it learned something */
-	assert_int_equal(gpu.sum.accum, 4);
+	assert_true(gpu.sum.f.test_acc == cpu.sum.f.test_acc);
+	assert_true(cpu.sum.f.test_acc > 0.5);	/* it learned something */
+	assert_int_equal(gpu.sum.f.accum, 4);
 	assert_int_equal(mock_cuda_used, 0);
 }
 
@@ -273,8 +274,8 @@ t_device_oom(void **state)
 	assert_int_equal(fit, 64);
 	/* The largest fit, or a smaller size the trials timed 3% faster. */
 	assert_true(run.micro >= 1 && run.micro <= 64 && 256 % run.micro == 0);
-	assert_int_equal(run.sum.micro_batch, run.micro);
-	assert_int_equal(run.sum.accum, 256 / run.micro);
+	assert_int_equal(run.sum.f.micro_batch, run.micro);
+	assert_int_equal(run.sum.f.accum, 256 / run.micro);
 	assert_int_equal(mock_cuda_used, 0);
 }
 
@@ -289,22 +290,25 @@ t_gpt_same_bits(void **state)
 	tg_train_gpt("cpu", "{global: 8, micro: 2}", &cpu);
 	calls = mock_cuda_calls;
 	tg_train_gpt("cuda", "{global: 8, micro: 2}", &gpu);
-	print_message("    gpt cpu: crc %s val_loss %.6f, %ld steps; mock GPU: "
-	    "crc %s val_loss %.6f, %ld steps, %ld kernels\n",
-	    cpu.sum.params_crc32, cpu.sum.val_loss, cpu.sum.steps,
-	    gpu.sum.params_crc32, gpu.sum.val_loss, gpu.sum.steps,
+	print_message("    gpt cpu: crc %s val_loss %.6f, %lld steps; mock GPU: "
+	    "crc %s val_loss %.6f, %lld steps, %ld kernels\n",
+	    cpu.sum.params_crc32, cpu.sum.f.val_loss, cpu.sum.f.steps,
+	    gpu.sum.params_crc32, gpu.sum.f.val_loss, gpu.sum.f.steps,
 	    mock_cuda_calls - calls);
 	/* Each micro-batch: 2 blocks of 10 layers, the embedding, ln_f and
 	 * the head forward (23), the same backward but for the 4 residual
 	 * adds, which copy their gradient (19), and the loss: 43 kernels. */
-	assert_true(gpu.sum.steps >= 20);
-	assert_true(mock_cuda_calls - calls >= gpu.sum.steps * 4 * 43);
+	assert_true(gpu.sum.f.steps >= 20);
+	assert_true(mock_cuda_calls - calls >= gpu.sum.f.steps * 4 * 43);
 	assert_string_equal(gpu.sum.params_crc32, cpu.sum.params_crc32);
-	assert_true(gpu.sum.evaluated && !gpu.sum.has_acc);
-	assert_int_equal(gpu.sum.tokens, 16);
-	assert_true(gpu.sum.val_loss == cpu.sum.val_loss);
-	assert_true(cpu.sum.val_loss < 5.0);	/* below ln 256: it learned */
-	assert_int_equal(gpu.sum.accum, 4);
+	assert_true(SUMMARY_HAS(&gpu.sum.f, val_loss) &&
+	    !SUMMARY_HAS(&gpu.sum.f, test_acc));
+	/* 16 tokens a sample */
+	assert_true(fabs(gpu.sum.f.tokens_per_s - 16 *
+	    gpu.sum.f.samples_per_s) <= 1e-9 * gpu.sum.f.tokens_per_s);
+	assert_true(gpu.sum.f.val_loss == cpu.sum.f.val_loss);
+	assert_true(cpu.sum.f.val_loss < 5.0);	/* below ln 256: it learned */
+	assert_int_equal(gpu.sum.f.accum, 4);
 	assert_int_equal(mock_cuda_used, 0);
 }
 
@@ -360,8 +364,8 @@ t_gpt_device_oom(void **state)
 	assert_true(oom >= 1);
 	assert_int_equal(fit, 4);
 	assert_true(run.micro >= 1 && run.micro <= 4 && 16 % run.micro == 0);
-	assert_int_equal(run.sum.micro_batch, run.micro);
-	assert_int_equal(run.sum.accum, 16 / run.micro);
+	assert_int_equal(run.sum.f.micro_batch, run.micro);
+	assert_int_equal(run.sum.f.accum, 16 / run.micro);
 	assert_int_equal(mock_cuda_used, 0);
 }
 

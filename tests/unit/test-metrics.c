@@ -203,14 +203,14 @@ t_eval_rows(void **state)
 	assert_non_null(strstr(text, "hunter_job_validation_perplexity{"
 	    "job=\"sim-train\"} 12.25\n"));
 	free(text);
-	json_decref(j->summary);
-	j->summary = json_pack("{s:s, s:s}", "t", "summary", "state",
-	    "stopped");
+	memset(&j->sum, 0, sizeof j->sum);
+	snprintf(j->sum.state, sizeof j->sum.state, "stopped");
+	j->sum.have = (uint64_t)1 << SUMMARY_F_state;
 	text = backend_metrics_text(b, &len);
 	assert_non_null(strstr(text, "hunter_job_validation_loss{"
 	    "job=\"sim-train\"} 2.5\n"));
 	free(text);
-	json_object_set_new(j->summary, "val_loss", json_real(2.25));
+	SUMMARY_SET(&j->sum, val_loss, 2.25);
 	text = backend_metrics_text(b, &len);
 	assert_non_null(strstr(text, "hunter_job_validation_loss{"
 	    "job=\"sim-train\"} 2.25\n"));

@@ -69,8 +69,21 @@ t_kind_good(void **state)
 		{ "{\"t\":\"cmd\",\"cmd\":\"someday\"}", PK_CMD },
 		{ "{\"t\":\"cmd\",\"cmd\":\"migrate\",\"job\":\"j\","
 		    "\"rank\":2147483647,\"node\":\"n\"}", PK_CMD },
-		{ "{\"t\":\"cmd\",\"cmd\":\"launch\",\"job\":\"j\",\"rank\":0}",
+		/* A launch is the whole order (launch.h). */
+		{ "{\"t\":\"cmd\",\"cmd\":\"launch\",\"job\":\"j\",\"rank\":0,\"world\":1,"
+		    "\"generation\":0,\"run\":1,\"node\":\"n\",\"addr\":\"\",\"local_rank\":0,"
+		    "\"spec_file\":\"j.yaml\",\"spec_yaml\":\"\",\"checkpoint_dir\":\"\","
+		    "\"resume\":false,\"timeout_ms\":1,\"stop_after_epochs\":0,"
+		    "\"trace_steps\":0,\"slow_data_ms\":0,\"slow_ms\":0,\"log_flood\":0,"
+		    "\"leak_bytes\":0,\"crash_at\":0}",
 		    PK_CMD },
+		{ "{\"t\":\"cmd\",\"cmd\":\"launch\",\"job\":\"j\",\"rank\":0,\"world\":1,"
+		    "\"generation\":0,\"run\":1,\"node\":\"n\",\"addr\":\"\",\"local_rank\":0,"
+		    "\"spec_file\":\"j.yaml\",\"spec_yaml\":\"\",\"checkpoint_dir\":\"\","
+		    "\"resume\":false,\"timeout_ms\":1,\"stop_after_epochs\":0,"
+		    "\"trace_steps\":0,\"slow_data_ms\":0,\"slow_ms\":0,\"log_flood\":0,"
+		    "\"leak_bytes\":0,\"crash_at\":0,"
+		    "\"program\":{\"argv\":[\"x\"]}}", PK_CMD },
 		{ "{\"t\":\"metrics\",\"scope\":\"node\",\"nodes\":4}",
 		    PK_METRICS },
 		{ "{\"t\":\"metrics\",\"scope\":\"node\",\"cpu_util\":null,"
@@ -113,9 +126,45 @@ t_kind_refused(void **state)
 		    "'store' frame: no \"value\"" },
 		{ "{\"t\":\"cmd\"}", "'cmd' frame: no \"cmd\"" },
 		{ "{\"t\":\"cmd\",\"cmd\":\"launch\",\"job\":\"j\"}",
-		    "'cmd' frame: launch: no \"rank\"" },
+		    "'cmd' frame: no \"rank\"" },
 		{ "{\"t\":\"cmd\",\"cmd\":\"launch\",\"job\":\"j\",\"rank\":\"0\"}",
-		    "'cmd' frame: launch: \"rank\" is not " RANK_WORDS },
+		    "'cmd' frame: \"rank\" is not an integer" },
+		/* Every field of the order is required but program. */
+		{ "{\"t\":\"cmd\",\"cmd\":\"launch\",\"job\":\"j\",\"rank\":0}",
+		    "'cmd' frame: no \"world\"" },
+		{ "{\"t\":\"cmd\",\"cmd\":\"launch\",\"job\":\"j\",\"rank\":0,\"world\":2147483648,"
+		    "\"generation\":0,\"run\":1,\"node\":\"n\",\"addr\":\"\",\"local_rank\":0,"
+		    "\"spec_file\":\"j.yaml\",\"spec_yaml\":\"\",\"checkpoint_dir\":\"\","
+		    "\"resume\":false,\"timeout_ms\":1,\"stop_after_epochs\":0,"
+		    "\"trace_steps\":0,\"slow_data_ms\":0,\"slow_ms\":0,\"log_flood\":0,"
+		    "\"leak_bytes\":0,\"crash_at\":0}",
+		    "'cmd' frame: \"world\" is out of range" },
+		{ "{\"t\":\"cmd\",\"cmd\":\"launch\",\"job\":\"j\",\"rank\":0,\"world\":1,"
+		    "\"generation\":0,\"run\":1,\"node\":\"nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn\",\"addr\":\"\",\"local_rank\":0,"
+		    "\"spec_file\":\"j.yaml\",\"spec_yaml\":\"\",\"checkpoint_dir\":\"\","
+		    "\"resume\":false,\"timeout_ms\":1,\"stop_after_epochs\":0,"
+		    "\"trace_steps\":0,\"slow_data_ms\":0,\"slow_ms\":0,\"log_flood\":0,"
+		    "\"leak_bytes\":0,\"crash_at\":0}",
+		    "'cmd' frame: \"node\" is longer than 63 bytes" },
+		{ "{\"t\":\"cmd\",\"cmd\":\"launch\",\"job\":\"j\",\"rank\":0,\"world\":1,"
+		    "\"generation\":0,\"run\":1,\"node\":\"n\",\"addr\":\"\",\"local_rank\":0,"
+		    "\"spec_file\":\"j.yaml\",\"spec_yaml\":\"\",\"checkpoint_dir\":\"\","
+		    "\"resume\":0,\"timeout_ms\":1,\"stop_after_epochs\":0,"
+		    "\"trace_steps\":0,\"slow_data_ms\":0,\"slow_ms\":0,\"log_flood\":0,"
+		    "\"leak_bytes\":0,\"crash_at\":0}",
+		    "'cmd' frame: \"resume\" is not true or false" },
+		/* A summary has the types of its list (summary.h). */
+		{ "{\"t\":\"summary\",\"job\":\"j\",\"state\":\"finished\"}",
+		    "'summary' frame: no \"steps\"" },
+		{ "{\"t\":\"summary\",\"job\":\"j\",\"state\":\"finished\","
+		    "\"steps\":3,\"test_acc\":\"high\"}",
+		    "'summary' frame: \"test_acc\" is not a number" },
+		/* An event names the fields its kind must carry (event.h). */
+		{ "{\"t\":\"event\",\"kind\":\"phase\",\"to\":\"running\"}",
+		    "'event' frame: a phase event needs \"from\"" },
+		{ "{\"t\":\"event\",\"kind\":\"resized\",\"from\":1,\"to\":2,"
+		    "\"global_batch\":64}",
+		    "'event' frame: a resized event needs \"lr\"" },
 		/* Issue 27: console.sock's commands were taken as they came:
 		 * 2^62 became rank 0 and 2^32 + 5 rank 5; no job (or a job
 		 * that is a number) paused the only job. */

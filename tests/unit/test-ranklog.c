@@ -29,6 +29,7 @@
 struct rig {
 	struct agent		 a;
 	struct agent_peer	 peer;
+	struct agent_peer	*peers[1];
 	struct agent_worker	 w;
 	int			 in;		/* the worker's end of the pipe */
 	int			 far;		/* the backend's end */
@@ -52,7 +53,8 @@ setup(void **state)
 	r->peer.fd = sv[0];
 	proto_queue_init(&r->peer.q, sv[0], 0);
 	r->peer.is_backend = true;
-	r->a.peers = &r->peer;
+	r->peers[0] = &r->peer;
+	r->a.peers = r->peers;
 	r->a.npeers = 1;
 	snprintf(r->w.job, sizeof r->w.job, "j");
 	r->w.rank = 1;

@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "backend/proto/launch.h"
 #include "backend/proto/proto.h"
 #include "backend/worker/worker.h"
 
@@ -36,6 +37,8 @@ static int
 run_worker(json_t *(*bad)(json_int_t req), char *out, size_t outlen)
 {
 	struct proto_reader	 rd;
+	struct launch_order	 l;
+	char			 lerr[128];
 	int			 sv[2], ep[2], status, rc;
 	char			 fd[16];
 	size_t			 got = 0;
@@ -61,12 +64,14 @@ run_worker(json_t *(*bad)(json_int_t req), char *out, size_t outlen)
 	}
 	close(sv[1]);
 	close(ep[1]);
-	assert_int_equal(proto_send_new(sv[0], json_pack("{s:s, s:s, s:s, "
-	    "s:s, s:s, s:i, s:i, s:i, s:s, s:i, s:s}", "t", MSG_CMD, "cmd",
-	    "launch", "job", "wl", "spec_file", "wl.yaml", "spec_yaml",
-	    job_yaml, "rank", 0, "world", 2, "generation", 0, "addr",
-	    "127.0.0.1", "timeout_ms", 500, "checkpoint_dir", "/nonexistent")),
-	    0);
+	l = (struct launch_order){ .rank = 0, .world = 2, .run = 1,
+	    .spec_yaml = (char *)job_yaml, .timeout_ms = 500 };
+	snprintf(l.job, sizeof l.job, "wl");
+	snprintf(l.node, sizeof l.node, "n0");
+	snprintf(l.addr, sizeof l.addr, "127.0.0.1");
+	snprintf(l.spec_file, sizeof l.spec_file, "wl.yaml");
+	snprintf(l.checkpoint_dir, sizeof l.checkpoint_dir, "/nonexistent");
+	assert_int_equal(proto_send_new(sv[0], launch_pack(&l, lerr, sizeof lerr)), 0);
 	proto_reader_init(&rd);
 	/* The worker gives up its rendezvous about a second after the bad
 	 * answer; 30 s is a hang. */
