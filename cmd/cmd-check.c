@@ -15,7 +15,6 @@
  * and refuses while a console holds it.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -295,45 +294,28 @@ check_lock(char *dir, size_t len)
 	return fd;
 }
 
+static const struct cmd_option check_options[] = {
+	SPEC_CLUSTER_OPTIONS,
+	{ "accept-new-hostkeys", 'A', NULL, "add the SSH host keys of nodes "
+	    "not yet in known_hosts (a changed key is never accepted)" },
+	{ "push", 'p', NULL, "copy this binary over SFTP to the nodes that "
+	    "lack it or run another build" },
+	{ NULL }
+};
+
 static int
-cmd_check(int argc, char **argv)
+cmd_check(const struct cmd_args *a)
 {
-	static const struct option opts[] = {
-		{ "cluster", required_argument, NULL, 'c' },
-		{ "accept-new-hostkeys", no_argument, NULL, 'A' },
-		{ "push", no_argument, NULL, 'p' },
-		{ "spares", required_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct cluster_spec	 cluster;
 	struct fleet		 f;
 	struct check_ctx	 ctx = { .f = &f };
-	const char		*file = NULL;
 	char			 dir[4096], err[4096], clean[4096];
 	json_t			*own;
-	int			 c, lock, rc = 0, spares = -1;
+	int			 lock, rc = 0;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:Aph", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c': file = optarg; break;
-		case 'P':
-			if ((spares = spec_parse_spares(optarg, stderr)) < 0)
-				return 2;
-			break;
-		case 'A': fleet_accept_new_hostkeys = true; break;
-		case 'p': fleet_push = true; break;
-		case 'h':
-			printf("usage: hunter check %s\n", cmd_check_entry.usage);
-			return 0;
-		default:
-			return cmd_usage(&cmd_check_entry);
-		}
-	}
-	if (optind != argc)
-		return cmd_usage(&cmd_check_entry);
-	if ((rc = spec_open_cluster(file, spares, &cluster, stderr)) != 0)
+	fleet_accept_new_hostkeys = cmd_has(a, "accept-new-hostkeys");
+	fleet_push = cmd_has(a, "push");
+	if ((rc = spec_open_cluster_args(a, false, &cluster, stderr)) != 0)
 		return rc == SPEC_CLUSTER_USAGE ? 2 : 1;
 	if ((lock = check_lock(dir, sizeof dir)) < 0) {
 		spec_cluster_free(&cluster);
@@ -379,8 +361,11 @@ cmd_check(int argc, char **argv)
 
 const struct cmd_entry cmd_check_entry = {
 	.name = "check",
-	.usage = "[--cluster FILE|slurm] [--spares N] [--accept-new-hostkeys] "
-	    "[--push]",
-	.summary = "preflight: reach every node, compare the versions its agent reports",
+	.usage = "",
+	.summary = "preflight: reach every node, compare the versions its "
+	    "agent reports",
+	.options = check_options,
+	.args_min = 0,
+	.args_max = 0,
 	.exec = cmd_check,
 };

@@ -23,8 +23,9 @@
 #include "cmd/cmd.h"
 
 static int
-cmd_ctl(int argc, char **argv)
+cmd_ctl(const struct cmd_args *a)
 {
+	const char	*job = a->argv[0], *verb = a->argv[1];
 	static const char *simple[] = { "pause", "resume", "checkpoint", "stop" };
 	struct proto_reader rd;
 	char		 dir[PATH_MAX], path[PATH_MAX + 16], err[512];
@@ -33,24 +34,22 @@ cmd_ctl(int argc, char **argv)
 	char		*end;
 	long		 rank;
 
-	if (argc < 3)
-		return cmd_usage(&cmd_ctl_entry);
 	for (size_t i = 0; i < sizeof simple / sizeof simple[0]; i++) {
-		if (strcmp(argv[2], simple[i]) == 0 && argc == 3 && ++known)
+		if (strcmp(verb, simple[i]) == 0 && a->argc == 2 && ++known)
 			m = json_pack("{s:s, s:s, s:s}", "t", MSG_CMD, "cmd",
-			    simple[i], "job", argv[1]);
+			    simple[i], "job", job);
 	}
-	if (strcmp(argv[2], "migrate") == 0 && argc == 5) {
+	if (strcmp(verb, "migrate") == 0 && a->argc == 4) {
 		known = 1;
 		errno = 0;
-		rank = strtol(argv[3], &end, 10);
-		if (*end != '\0' || end == argv[3] || errno != 0 || rank < 0 ||
-		    rank > INT_MAX) {
-			fprintf(stderr, "hunter ctl: bad rank '%s'\n", argv[3]);
+		rank = strtol(a->argv[2], &end, 10);
+		if (*end != '\0' || end == a->argv[2] || errno != 0 ||
+		    rank < 0 || rank > INT_MAX) {
+			fprintf(stderr, "hunter ctl: bad rank '%s'\n", a->argv[2]);
 			return 2;
 		}
 		m = json_pack("{s:s, s:s, s:s, s:i, s:s}", "t", MSG_CMD, "cmd",
-		    "migrate", "job", argv[1], "rank", (int)rank, "node", argv[4]);
+		    "migrate", "job", job, "rank", (int)rank, "node", a->argv[3]);
 	}
 	if (m == NULL && known) {	/* json_pack refused a name */
 		fprintf(stderr, "hunter ctl: the job or node name is not "
@@ -93,7 +92,7 @@ cmd_ctl(int argc, char **argv)
 			break;
 	}
 	if (ok == 1 && proto_kind(ans, NULL, 0) == PK_OK) {
-		printf("%s: %s %s\n", argv[1], argv[2],
+		printf("%s: %s %s\n", job, verb,
 		    json_string_value(json_object_get(ans, "reason")) ?: "sent");
 		rc = 0;
 	} else if (ok == 1)
@@ -112,7 +111,9 @@ cmd_ctl(int argc, char **argv)
 
 const struct cmd_entry cmd_ctl_entry = {
 	.name = "ctl",
-	.usage = "JOB pause|resume|checkpoint|stop\n       hunter ctl JOB migrate RANK NODE",
+	.usage = "JOB pause|resume|checkpoint|stop\nJOB migrate RANK NODE",
 	.summary = "control a running job through the backend that runs it",
+	.args_min = 2,
+	.args_max = 4,
 	.exec = cmd_ctl,
 };

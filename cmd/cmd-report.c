@@ -9,7 +9,6 @@
  * inline SVG (report-svg.c); the page loads nothing.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -202,37 +201,24 @@ report_tmp(const char *out, char *tmp, size_t len)
 	return file_tmp_open(dir, stem, 0666, tmp, len);
 }
 
+static const struct cmd_option report_options[] = {
+	{ "output", 'o', "FILE.html", "where the page goes (default: "
+	    "JOB-report.html)" },
+	{ NULL }
+};
+
 static int
-cmd_report(int argc, char **argv)
+cmd_report(const struct cmd_args *a)
 {
-	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct report	 rp = { 0 };
 	char		 dir[PATH_MAX], series[PATH_MAX + 80], out[PATH_MAX];
 	char		 tmp[PATH_MAX + 64], err[512];
-	const char	*output = NULL;
+	const char	*output = cmd_get(a, "output");
 	struct stat	 st;
 	FILE		*f;
-	int		 c, bad, rc, fd;
+	int		 bad, rc, fd;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o': output = optarg; break;
-		case 'h':
-			printf("usage: hunter report %s\n",
-			    cmd_report_entry.usage);
-			return 0;
-		default:
-			return cmd_usage(&cmd_report_entry);
-		}
-	}
-	if (optind != argc - 1)
-		return cmd_usage(&cmd_report_entry);
-	rp.job = argv[optind];
+	rp.job = a->argv[0];
 	if (strchr(rp.job, '/') != NULL || rp.job[0] == '.' ||
 	    rp.job[0] == '\0') {
 		fprintf(stderr, "hunter report: '%s' is not a job name\n",
@@ -307,8 +293,11 @@ cmd_report(int argc, char **argv)
 
 const struct cmd_entry cmd_report_entry = {
 	.name = "report",
-	.usage = "[-o FILE.html] JOB-NAME",
+	.usage = "JOB-NAME",
 	.summary = "write one self-contained HTML page about a job: charts, "
 	    "the autotune trace and its events (JOB-report.html)",
+	.options = report_options,
+	.args_min = 1,
+	.args_max = 1,
 	.exec = cmd_report,
 };

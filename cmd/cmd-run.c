@@ -9,7 +9,7 @@
  * (backend_preempt).  --attach follows a job that is already
  * running, after the process that started it has gone.
  */
-#include <getopt.h>
+#include <math.h>
 #include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
@@ -81,6 +81,35 @@ num(const json_t *o, const char *k)
 	return json_number_value(json_object_get(o, k));
 }
 
+/* Whether the frame says k: a number.  What a rank never reported (a
+ * program that says nothing of it) is absent, never 0. */
+static bool
+has(const json_t *o, const char *k)
+{
+	const json_t	*v = json_object_get(o, k);
+
+	return json_is_integer(v) || (json_is_real(v) &&
+	    isfinite(json_real_value(v)));
+}
+
+/* "label value  " when the frame says k, else "label –  " with dash,
+ * or nothing without. */
+static void
+put(const json_t *o, const char *label, const char *k, const char *fmt,
+    bool dash)
+{
+	if (!has(o, k) && !dash)
+		return;
+	printf("%s ", label);
+	if (!has(o, k))
+		printf("\u2013");
+	else if (strchr(fmt, 'd') != NULL)
+		printf(fmt, (int)num(o, k));
+	else
+		printf(fmt, num(o, k));
+	printf("  ");
+}
+
 /* A string field, stripped of control and escape sequences: names and
  * reasons may quote what a file or a peer said. */
 static const char *
@@ -112,19 +141,21 @@ run_on_frame(void *arg, const json_t *m)
 	}
 	switch (k) {
 	case PK_EPOCH:
-		printf("%s epoch %d/%d  loss %.4f  ", str(m, "job"),
-		    (int)json_integer_value(json_object_get(m, "epoch")),
-		    (int)json_integer_value(json_object_get(m, "epochs")),
-		    num(m, "loss"));
+		/* A program's epoch line says what it says: the rest is
+		 * left out. */
+		printf("%s epoch %d", str(m, "job"), (int)num(m, "epoch"));
+		if (has(m, "epochs"))
+			printf("/%d", (int)num(m, "epochs"));
+		printf("  ");
+		put(m, "loss", "loss", "%.4f", false);
 		/* A token model has a validation loss, no accuracy. */
-		if (json_object_get(m, "val_loss") != NULL)
-			printf("val_loss %.4f  perplexity %.2f  tokens/s %.0f",
-			    num(m, "val_loss"), num(m, "perplexity"),
-			    num(m, "tokens_per_s"));
-		else
-			printf("test_acc %.4f  samples/s %.0f", num(m,
-			    "test_acc"), num(m, "samples_per_s"));
-		printf("  data_wait %.1f%%\n", num(m, "data_wait_pct"));
+		put(m, "val_loss", "val_loss", "%.4f", false);
+		put(m, "perplexity", "perplexity", "%.2f", false);
+		put(m, "tokens/s", "tokens_per_s", "%.0f", false);
+		put(m, "test_acc", "test_acc", "%.4f", false);
+		put(m, "samples/s", "samples_per_s", "%.0f", false);
+		put(m, "data_wait", "data_wait_pct", "%.1f%%", false);
+		printf("\n");
 		break;
 	case PK_EVAL:
 		printf("%s step %lld  ", str(m, "job"), (long long)
@@ -162,20 +193,6 @@ run_on_frame(void *arg, const json_t *m)
 	fflush(stdout);
 }
 
-/* " NAME VALUE" of a summary field into the line, "–" when it is
- * unknown (not reported, or not a number). */
-static void
-sum_field(const json_t *s, const char *label, const char *k, const char *fmt)
-{
-	json_t	*v = json_object_get(s, k);
-
-	printf("  %s ", label);
-	if (json_is_number(v))
-		printf(fmt, json_number_value(v));
-	else
-		printf("\u2013");
-}
-
 static void
 run_summary(const struct run_ctx *ctx, const struct job_state *j)
 {
@@ -200,37 +217,37 @@ run_summary(const struct run_ctx *ctx, const struct job_state *j)
 	}
 	if (j->reason[0] != '\0')	/* why it failed, or why it waited */
 		json_object_set_new(s, "reason", json_string(j->reason));
-	if (ctx->json) {
+	if (ctx->json)
 		print_json(s);
-		json_decref(s);
-		return;
+	else {
+		if (j->reason[0] != '\0')
+			printf("summary: %s: %s\n", job_phase_name(j->phase),
+			    str(s, "reason"));
+		/* What no rank reported is "–": a program's summary says
+		 * what it said (docs/programs.md), not zeros. */
+		printf("summary: %s  ", job_phase_name(j->phase));
+		put(s, "epochs", "epochs", "%d", true);
+		put(s, "steps", "steps", "%.0f", true);
+		put(s, "val_loss", "val_loss", "%.4f", false);
+		put(s, "perplexity", "perplexity", "%.2f", false);
+		if (has(s, "tokens_per_s"))
+			put(s, "tokens/s", "tokens_per_s", "%.0f", false);
+		else
+			put(s, "test_acc", "test_acc", "%.4f", true);
+		put(s, "samples/s", "samples_per_s", "%.0f", true);
+		put(s, "data_wait", "data_wait_pct", "%.1f%%", true);
+		put(s, "wall", "wall_s", "%.1fs", true);
+		if (has(s, "micro_batch") && has(s, "accum"))
+			printf("micro %d x accum %d x ", (int)num(s,
+			    "micro_batch"), (int)num(s, "accum"));
+		printf("%d rank%s\n", j->world, j->world == 1 ? "" : "s");
+		if (json_object_get(s, "optimizer_bytes") != NULL)
+			printf("optimizer: %.0f bytes a rank%s\n",
+			    num(s, "optimizer_bytes"), j->spec.train.zero &&
+			    j->world > 1 ? " (ZeRO-1: rank 0's shard)" : "");
+		if (*str(s, "checkpoint") != '\0')
+			printf("checkpoint: %s\n", str(s, "checkpoint"));
 	}
-	if (j->reason[0] != '\0')
-		printf("summary: %s: %s\n", job_phase_name(j->phase),
-		    str(s, "reason"));
-	printf("summary: %s", job_phase_name(j->phase));
-	sum_field(s, "epochs", "epochs", "%.0f");
-	sum_field(s, "steps", "steps", "%.0f");
-	if (json_object_get(s, "val_loss") != NULL) {
-		sum_field(s, "val_loss", "val_loss", "%.4f");
-		sum_field(s, "perplexity", "perplexity", "%.2f");
-	}
-	if (json_object_get(s, "tokens_per_s") != NULL)
-		sum_field(s, "tokens/s", "tokens_per_s", "%.0f");
-	else
-		sum_field(s, "test_acc", "test_acc", "%.4f");
-	sum_field(s, "samples/s", "samples_per_s", "%.0f");
-	sum_field(s, "data_wait", "data_wait_pct", "%.1f%%");
-	sum_field(s, "wall", "wall_s", "%.1fs");
-	sum_field(s, "micro", "micro_batch", "%.0f");
-	sum_field(s, "x accum", "accum", "%.0f");
-	printf(" x %d ranks\n", j->world);
-	if (json_object_get(s, "optimizer_bytes") != NULL)
-		printf("optimizer: %.0f bytes a rank%s\n",
-		    num(s, "optimizer_bytes"), j->spec.train.zero &&
-		    j->world > 1 ? " (ZeRO-1: rank 0's shard)" : "");
-	if (*str(s, "checkpoint") != '\0')
-		printf("checkpoint: %s\n", str(s, "checkpoint"));
 	json_decref(s);
 }
 
@@ -297,78 +314,58 @@ bad:
 	return -1;
 }
 
+static const struct cmd_option run_options[] = {
+	{ "json", 'j', NULL, "JSON lines on stdout instead of progress lines" },
+	SPEC_CLUSTER_OPTIONS,
+	{ "resume", 'r', NULL, "continue from the newest valid checkpoint" },
+	{ "attach", 'a', NULL, "follow the running job (or JOB-NAME) of the "
+	    "state directory" },
+	{ "takeover", 'T', NULL, "ask the backend that holds the state "
+	    "directory to detach first" },
+	{ "metrics", 'M', "ADDR:PORT", "serve Prometheus metrics there" },
+	{ "stop-after-epochs", 'e', "N", "checkpoint and stop after epoch N" },
+	{ "trace-steps", 's', "N", "print the global loss of the first N "
+	    "steps" },
+	{ "inject", 'i', "KIND=VALUE[@RANK]", "a fault, for tests: slow=MS, "
+	    "leak=SIZE/step, crash-at=STEP, log-flood=LINES_PER_S, "
+	    "slow-data=MS" },
+	{ NULL }
+};
+
 static int
-cmd_run(int argc, char **argv)
+cmd_run(const struct cmd_args *a)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "resume", no_argument, NULL, 'r' },
-		{ "attach", no_argument, NULL, 'a' },
-		{ "cluster", required_argument, NULL, 'c' },
-		{ "takeover", no_argument, NULL, 'T' },
-		{ "stop-after-epochs", required_argument, NULL, 'e' },
-		{ "trace-steps", required_argument, NULL, 's' },
-		{ "inject", required_argument, NULL, 'i' },
-		{ "metrics", required_argument, NULL, 'M' },
-		{ "spares", required_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct run_ctx		 ctx = { 0 };
+	struct run_ctx		 ctx = { .json = cmd_has(a, "json") };
 	struct submit_opts	 so = { .slow_rank = -1, .leak_rank = -1,
-	    .crash_rank = -1, .log_flood_rank = -1 };
+	    .crash_rank = -1, .log_flood_rank = -1,
+	    .resume = cmd_has(a, "resume") };
 	struct cluster_spec	 cluster;
 	struct backend_opts	 bo = { .cluster = &cluster,
+	    .takeover = cmd_has(a, "takeover"),
 	    .obs = { .ctx = &ctx, .on_frame = run_on_frame } };
 	struct backend		*b;
 	struct job_state	*j;
 	struct sigaction	 sa = { .sa_handler = run_on_signal };
-	const char		*cluster_file = NULL, *name = NULL;
-	const char		*metrics = NULL;
+	const char		*name = NULL, *inject;
 	struct user_config	 uc;
 	char			 err[2048], own[SPEC_NAME_MAX];
-	int			 c, attach = 0, asked = 0, rc, spares = -1;
+	int			 attach = cmd_has(a, "attach"), asked = 0, rc;
 	int			 preempted = 0;
+	long long		 epochs = 0, trace = 0;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "jrac:Te:s:i:M:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j': ctx.json = 1; break;
-		case 'r': so.resume = true; break;
-		case 'a': attach = 1; break;
-		case 'c': cluster_file = optarg; break;
-		case 'T': bo.takeover = true; break;
-		case 'M': metrics = optarg; break;
-		case 'e':
-		case 's':
-			if (atoi(optarg) <= 0) {
-				fprintf(stderr, "hunter run: --%s wants a positive "
-				    "number\n", c == 'e' ? "stop-after-epochs" :
-				    "trace-steps");
-				return 2;
-			}
-			*(c == 'e' ? &so.stop_after_epochs : &so.trace_steps) =
-			    atoi(optarg);
-			break;
-		case 'i':
-			if (run_inject(optarg, &so) != 0)
-				return 2;
-			break;
-		case 'P':
-			if ((spares = spec_parse_spares(optarg, stderr)) < 0)
-				return 2;
-			break;
-		case 'h':
-			printf("usage: hunter run %s\n", cmd_run_entry.usage);
-			return 0;
-		default:
-			return cmd_usage(&cmd_run_entry);
-		}
+	if (cmd_get_long(a, "stop-after-epochs", 1, INT32_MAX, &epochs) != 0 ||
+	    cmd_get_long(a, "trace-steps", 1, INT32_MAX, &trace) != 0)
+		return 2;
+	so.stop_after_epochs = (int)epochs;
+	so.trace_steps = (int)trace;
+	for (int i = 0; (inject = cmd_get_nth(a, "inject", i)) != NULL; i++) {
+		if (run_inject(inject, &so) != 0)
+			return 2;
 	}
-	if (attach ? optind < argc - 1 : optind != argc - 1)
+	if (attach ? a->argc > 1 : a->argc != 1)
 		return cmd_usage(&cmd_run_entry);
-	if (optind < argc)
-		name = argv[optind];
+	if (a->argc > 0)
+		name = a->argv[0];
 	if (!attach) {
 		struct job_spec		 job;
 		struct spec_errors	 errs = { 0 };
@@ -383,9 +380,9 @@ cmd_run(int argc, char **argv)
 	 * once the job runs. */
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
-	if ((rc = spec_open_cluster(cluster_file, spares, &cluster, stderr)) != 0)
+	if ((rc = spec_open_cluster_args(a, false, &cluster, stderr)) != 0)
 		return rc == SPEC_CLUSTER_USAGE ? 2 : 1;
-	bo.metrics = spec_config_metrics(metrics, &uc, stderr);
+	bo.metrics = spec_config_metrics(cmd_get(a, "metrics"), &uc, stderr);
 	if ((b = backend_open(&bo, err, sizeof err)) == NULL) {
 		fprintf(stderr, "hunter run: %s\n", err);
 		spec_cluster_free(&cluster);
@@ -447,10 +444,11 @@ cmd_run(int argc, char **argv)
 
 const struct cmd_entry cmd_run_entry = {
 	.name = "run",
-	.usage = "[--json] [--cluster FILE|slurm] [--spares N] [--resume] [--takeover] "
-	    "[--metrics ADDR:PORT] [--stop-after-epochs N] [--trace-steps N] "
-	    "[--inject KIND=VALUE[@RANK]] JOB.yaml\n       hunter run --attach [--json] [--metrics ADDR:PORT] "
-	    "[JOB-NAME]",
-	.summary = "run a job on the cluster without the console; progress lines or JSON lines on stdout",
+	.usage = "JOB.yaml\n--attach [JOB-NAME]",
+	.summary = "run a job on the cluster without the console; progress "
+	    "lines or JSON lines on stdout",
+	.options = run_options,
+	.args_min = 0,
+	.args_max = 1,
 	.exec = cmd_run,
 };

@@ -1,5 +1,6 @@
 /*
- * cmd-sample.c: `hunter sample CKPT`, text from a gpt checkpoint.  The
+ * cmd-sample.c: `hunter sample CKPT`, text from a gpt checkpoint: a file,
+ * or a job's name for its newest checkpoint in the state directory.  The
  * model is built from the config.json beside the checkpoint (GPT-2's
  * fields), its weights loaded and checked as a resume loads them, and
  * tokens drawn one at a time: the context is the last n_positions tokens,
@@ -11,11 +12,12 @@
  * in llm.c's format (a header of 256 uint32: magic 20240328, version,
  * vocabulary size, ...; then each token's bytes behind a length byte).
  */
+#include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
-#include <limits.h>
 #include <libgen.h>
+#include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,7 @@
 
 #include "lib/files.h"
 #include "lib/rng.h"
+#include "lib/statedir.h"
 #include "lib/xmalloc.h"
 #include "backend/worker/checkpoint.h"
 #include "backend/worker/model.h"
@@ -131,6 +134,53 @@ sample_config(const char *ckpt, struct job_spec *job)
 out:
 	json_decref(c);
 	return rc;
+}
+
+/* The checkpoint arg names: a file, or else, for a job's name, its
+ * newest in the state directory (STATE/checkpoints/JOB/step-N.safetensors,
+ * the highest N).  0, or -1 after saying why. */
+static int
+sample_find(const char *arg, char *path, size_t size)
+{
+	char		 state[PATH_MAX], dir[PATH_MAX + 80];
+	long		 best = -1, n;
+	struct dirent	*de;
+	DIR		*d;
+	char		*end;
+
+	if (access(arg, F_OK) == 0 || strchr(arg, '/') != NULL ||
+	    arg[0] == '.' || arg[0] == '\0') {
+		snprintf(path, size, "%s", arg);
+		return 0;
+	}
+	if (statedir_path(state, sizeof state) != 0) {
+		fprintf(stderr, "hunter sample: %s: no such file, and no state "
+		    "directory to look for a job of that name in\n", arg);
+		return -1;
+	}
+	snprintf(dir, sizeof dir, "%s/checkpoints/%s", state, arg);
+	if ((d = opendir(dir)) != NULL) {
+		while ((de = readdir(d)) != NULL) {
+			if (strncmp(de->d_name, "step-", 5) != 0)
+				continue;
+			n = strtol(de->d_name + 5, &end, 10);
+			if (end != de->d_name + 5 && strcmp(end,
+			    ".safetensors") == 0 && n > best) {
+				best = n;
+				snprintf(path, size, "%s/%s", dir, de->d_name);
+			}
+		}
+		closedir(d);
+	}
+	if (best < 0) {
+		fprintf(stderr, "hunter sample: %s: no such file, and no "
+		    "checkpoint of a job %s in %s (a job whose checkpoint.dir "
+		    "is elsewhere: name its file)\n", arg, arg, dir);
+		return -1;
+	}
+	fprintf(stderr, "hunter sample: the newest checkpoint of %s: %s\n",
+	    arg, path);
+	return 0;
 }
 
 /* The model of ckpt with its weights; NULL after saying why. */
@@ -317,55 +367,43 @@ sample_run(struct model *m, const struct sample_opts *o,
 	return 0;
 }
 
+static const struct cmd_option sample_options[] = {
+	{ "prompt", 'p', "TEXT", "the text to continue (default: none)" },
+	{ "tokens", 'n', "N", "tokens drawn after the prompt (default 200)" },
+	{ "temperature", 't', "T", "divides the logits (default 1)" },
+	{ "top-k", 'k', "K", "draw from the K likeliest tokens (default: all)" },
+	{ "seed", 's', "S", "seeds the draws: the same flags give the same "
+	    "text (default 1)" },
+	{ "tokenizer", 'z', "FILE", "llm.c's tokenizer file: a token model "
+	    "prints text instead of token ids" },
+	{ NULL }
+};
+
 static int
-cmd_sample(int argc, char **argv)
+cmd_sample(const struct cmd_args *a)
 {
-	static const struct option longopts[] = {
-		{ "prompt", required_argument, NULL, 'p' },
-		{ "tokens", required_argument, NULL, 'n' },
-		{ "temperature", required_argument, NULL, 't' },
-		{ "top-k", required_argument, NULL, 'k' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "tokenizer", required_argument, NULL, 'z' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct sample_opts o = { .prompt = "", .tokens = 200, .top_k = 0,
 	    .temperature = 1.0, .seed = 1 };
 	struct tokenizer tk = { 0 };
 	struct job_spec	 job;
 	struct model	*m;
-	char		*end;
-	int		 c, rc;
+	long long	 tokens = o.tokens, top_k = 0, seed = 1;
+	char		 ckpt[PATH_MAX + 400];
+	int		 rc;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:n:t:k:s:z:", longopts,
-	    NULL)) != -1) {
-		switch (c) {
-		case 'p': o.prompt = optarg; break;
-		case 'n': o.tokens = (int)strtol(optarg, &end, 10);
-			if (*end != '\0' || o.tokens < 0 || o.tokens > 1000000)
-				return cmd_usage(&cmd_sample_entry);
-			break;
-		case 't': o.temperature = strtod(optarg, &end);
-			if (*end != '\0' || !(o.temperature > 0))
-				return cmd_usage(&cmd_sample_entry);
-			break;
-		case 'k': o.top_k = (int)strtol(optarg, &end, 10);
-			if (*end != '\0' || o.top_k < 0)
-				return cmd_usage(&cmd_sample_entry);
-			break;
-		case 's': o.seed = strtoull(optarg, &end, 10);
-			if (*end != '\0')
-				return cmd_usage(&cmd_sample_entry);
-			break;
-		case 'z': o.tokenizer = optarg; break;
-		default:
-			return cmd_usage(&cmd_sample_entry);
-		}
-	}
-	if (optind != argc - 1)
-		return cmd_usage(&cmd_sample_entry);
-	if ((m = sample_load(argv[optind], &job)) == NULL)
+	if (cmd_get_long(a, "tokens", 0, 1000000, &tokens) != 0 ||
+	    cmd_get_long(a, "top-k", 0, INT32_MAX, &top_k) != 0 ||
+	    cmd_get_long(a, "seed", 0, INT64_MAX, &seed) != 0 ||
+	    cmd_get_real(a, "temperature", 0, 1e6, &o.temperature) != 0)
+		return 2;
+	o.tokens = (int)tokens;
+	o.top_k = (int)top_k;
+	o.seed = (uint64_t)seed;
+	if (cmd_has(a, "prompt"))
+		o.prompt = cmd_get(a, "prompt");
+	o.tokenizer = cmd_get(a, "tokenizer");
+	if (sample_find(a->argv[0], ckpt, sizeof ckpt) != 0 ||
+	    (m = sample_load(ckpt, &job)) == NULL)
 		return 1;
 	if (o.tokenizer != NULL &&
 	    tokenizer_load(o.tokenizer, m->classes, &tk) != 0) {
@@ -382,8 +420,11 @@ cmd_sample(int argc, char **argv)
 
 const struct cmd_entry cmd_sample_entry = {
 	.name = "sample",
-	.usage = "[--prompt TEXT] [--tokens N] [--temperature T] [--top-k K] "
-	    "[--seed S] [--tokenizer FILE] CHECKPOINT",
-	.summary = "generate text from a gpt checkpoint (config.json beside it)",
+	.usage = "CHECKPOINT|JOB",
+	.summary = "generate text from a gpt checkpoint (config.json beside "
+	    "it), or from the newest of job JOB",
+	.options = sample_options,
+	.args_min = 1,
+	.args_max = 1,
 	.exec = cmd_sample,
 };

@@ -11,13 +11,12 @@
 #include "cmd/cmd.h"
 
 static int
-cmd_validate(int argc, char **argv)
+cmd_validate(const struct cmd_args *a)
 {
+	char	**argv = a->argv;
 	int	 bad = 0;
 
-	if (argc < 2)
-		return cmd_usage(&cmd_validate_entry);
-	for (int i = 1; i < argc; i++) {
+	for (int i = 0; i < a->argc; i++) {
 		struct spec_errors errs = { 0 };
 		int	 rc;
 
@@ -51,6 +50,9 @@ cmd_validate(int argc, char **argv)
 const struct cmd_entry cmd_validate_entry = {
 	.name = "validate",
 	.usage = "FILE...",
-	.summary = "check job and cluster files; print file:line:col: message for each error",
+	.summary = "check job and cluster files; print file:line:col: "
+	    "message for each error",
+	.args_min = 1,
+	.args_max = -1,
 	.exec = cmd_validate,
 };

@@ -19,8 +19,6 @@ extern const struct cmd_entry cmd_bench_entry;
 extern const struct cmd_entry cmd_ctl_entry;
 extern const struct cmd_entry cmd_report_entry;
 extern const struct cmd_entry cmd_sample_entry;
-
-/* Print "usage: hunter NAME USAGE" to stderr and return 2. */
-int	cmd_usage(const struct cmd_entry *);
+extern const struct cmd_entry cmd_agents_entry;
 
 #endif

@@ -33,6 +33,7 @@ static const struct cmd_entry *cmd_table[] = {
 	&cmd_check_entry,
 	&cmd_bench_entry,
 	&cmd_agent_entry,
+	&cmd_agents_entry,
 	&cmd_ctl_entry,
 	&cmd_report_entry,
 	&cmd_sample_entry,
@@ -66,36 +67,26 @@ print_version(void)
 static void
 print_help(FILE *f)
 {
-	fprintf(f, "usage: hunter [--cluster FILE|slurm] [--spares N] [--theme "
-	    "NAME] [--takeover] [--metrics ADDR:PORT] [JOB.yaml...]\n"
-	    "       hunter COMMAND [ARGS]\n\n"
+	cmd_print_usage(&console_entry, f);
+	fprintf(f, "       hunter COMMAND [OPTION...] [ARGS]\n\n"
 	    "hunter trains data-parallel models on a cluster and lets an\n"
 	    "operator watch and steer them.\n\n"
-	    "  hunter [JOB.yaml...]\n"
-	    "           the console: submits each job file on the embedded\n"
-	    "           4-node local cluster (or --cluster FILE; inside a\n"
-	    "           Slurm allocation, the allocation); with no job it\n"
-	    "           re-attaches to the running one.  q detaches and leaves\n"
-	    "           the jobs running; ? lists the keys.  --theme NAME picks\n"
-	    "           a theme (themes/*.yaml; or theme: NAME in\n"
-	    "           ~/.config/hunter/config.yaml); NO_COLOR is honoured.\n"
-	    "           --metrics ADDR:PORT serves Prometheus metrics there\n"
-	    "           (or metrics: {listen: ADDR:PORT} in config.yaml).\n\n"
-	    "Commands:\n\n");
-	for (size_t i = 0; i < N_CMDS; i++)
-		fprintf(f, "  hunter %-8s %s\n           %s\n", cmd_table[i]->name,
-		    cmd_table[i]->usage, cmd_table[i]->summary);
+	    "hunter [JOB.yaml...] is the console: it submits each job file on\n"
+	    "the embedded 4-node local cluster (or --cluster FILE; inside a\n"
+	    "Slurm allocation, the allocation); with no job it re-attaches to\n"
+	    "the running one.  q detaches and leaves the jobs running; ? lists\n"
+	    "the keys; NO_COLOR is honoured.\n\noptions:\n");
+	cmd_print_options(&console_entry, f);
+	fprintf(f, "\ncommands (hunter COMMAND --help lists a command's "
+	    "options):\n\n");
+	for (size_t i = 0; i < N_CMDS; i++) {
+		cmd_print_forms(cmd_table[i], f, "  ", "  ");
+		fprintf(f, "           %s\n", cmd_table[i]->summary);
+	}
 	fprintf(f, "\n  hunter --version  versions of hunter and its libraries\n"
 	    "  hunter --help     this text; see also hunter(1)\n\n"
 	    "State lives in $HUNTER_STATE_DIR, else $XDG_STATE_HOME/hunter,\n"
 	    "else ~/.local/state/hunter.\n");
-}
-
-int
-cmd_usage(const struct cmd_entry *cmd)
-{
-	fprintf(stderr, "usage: hunter %s %s\n", cmd->name, cmd->usage);
-	return 2;
 }
 
 /* Whether argv[1] is for the console: nothing, one of its options, or
@@ -109,7 +100,7 @@ wants_console(int argc, char **argv)
 	if (argc < 2)
 		return true;
 	if (a[0] == '-')
-		return console_option(a);
+		return cmd_takes_option(&console_entry, a);
 	for (size_t i = 0; i < N_CMDS; i++) {
 		if (strcmp(a, cmd_table[i]->name) == 0)
 			return false;
@@ -127,7 +118,7 @@ main(int argc, char **argv)
 	 * caller checks (proto_pack). */
 	json_set_alloc_funcs(xmalloc, free);
 	if (wants_console(argc, argv))
-		return console_main(argc, argv);
+		return cmd_main(&console_entry, argc, argv);
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
 		print_version();
 		return 0;
@@ -139,7 +130,7 @@ main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < N_CMDS; i++) {
 		if (strcmp(argv[1], cmd_table[i]->name) == 0)
-			return cmd_table[i]->exec(argc - 1, argv + 1);
+			return cmd_main(cmd_table[i], argc - 1, argv + 1);
 	}
 	fprintf(stderr, "hunter: unknown command '%s' (hunter --help lists "
 	    "them)\n", argv[1]);

@@ -159,6 +159,14 @@ svg_axes(FILE *f, const struct axes *a, const char *xlabel,
 	fputs("</text>\n", f);
 }
 
+/* Whether a point can be drawn: both coordinates known (a number, not
+ * NaN or infinite) and, on a log scale, y above 0. */
+static bool
+known(double x, double y, bool logy)
+{
+	return isfinite(x) && isfinite(y) && (!logy || y > 0);
+}
+
 /* The line's points, a segment to a polyline; its dots. */
 static void
 svg_polylines(FILE *f, const struct axes *a, const struct chart_line *l,
@@ -173,7 +181,9 @@ svg_polylines(FILE *f, const struct axes *a, const struct chart_line *l,
 
 		if (i % every != 0 && i != l->n - 1 && !back)
 			continue;
-		if (a->logy && !(l->y[i] > 0))
+		/* What a rank did not report is no point ("nan" in points
+		 * makes a browser drop the whole line). */
+		if (!known(l->x[i], l->y[i], a->logy))
 			continue;
 		if (back && open) {
 			fputs("\"/>\n", f);
@@ -192,7 +202,7 @@ svg_polylines(FILE *f, const struct axes *a, const struct chart_line *l,
 	if (open)
 		fputs("\"/>\n", f);
 	for (int i = 0; l->dots && i < l->n; i++) {
-		if (!isnan(l->y[i]) && (!a->logy || l->y[i] > 0))
+		if (known(l->x[i], l->y[i], a->logy))
 			fprintf(f, "<circle class=\"point\" cx=\"%.1f\" "
 			    "cy=\"%.1f\" r=\"2.5\" fill=\"%s\"/>\n",
 			    px(a, l->x[i]), py(a, l->y[i]), report_colour(idx));
@@ -210,7 +220,7 @@ svg_line_chart(FILE *f, const struct chart *c)
 		for (int k = 0; k < c->lines[i].n; k++) {
 			double	 y = c->lines[i].y[k];
 
-			if (c->logy && !(y > 0))
+			if (!known(c->lines[i].x[k], y, c->logy))
 				continue;
 			y = c->logy ? log10(y) : y;
 			a.x0 = fmin(a.x0, c->lines[i].x[k]);
@@ -363,6 +373,29 @@ tl_lane(const char *kind)
 	return 3;
 }
 
+/* The marklbl font's width a character, in px (10px sans-serif, a little
+ * over its mean, so labels keep apart). */
+#define TL_CHAR_PX	6.0
+
+/* The row (0 above the lane, 1 below) where a label at x fits after the
+ * labels already there, or -1: none, or the row's last label says the
+ * same kind and has not ended yet. */
+static int
+tl_row(const double *ends, const char *const *last, const char *kind,
+    double x)
+{
+	for (int r = 0; r < 2; r++) {
+		if (last[r] != NULL && strcmp(last[r], kind) == 0 &&
+		    x < ends[r] + 4)
+			return -1;
+	}
+	for (int r = 0; r < 2; r++) {
+		if (x >= ends[r] + 4)
+			return r;
+	}
+	return -1;
+}
+
 void
 svg_timeline(FILE *f, const struct tl_event *ev, int n, double t0, double t1)
 {
@@ -370,6 +403,8 @@ svg_timeline(FILE *f, const struct tl_event *ev, int n, double t0, double t1)
 		"re-form", "failures" };
 	struct axes	 a = { 0, t1 - t0 > 0 ? t1 - t0 : 1, 0, 1, false };
 	int		 h = MT + 4 * 36 + 30;
+	double		 ends[4][2] = { { 0 } };	/* where a row's label ends */
+	const char	*last[4][2] = { { NULL } };
 
 	svg_open(f, "timeline", "Events over time", h);
 	for (int l = 0; l < 4; l++)
@@ -382,15 +417,26 @@ svg_timeline(FILE *f, const struct tl_event *ev, int n, double t0, double t1)
 		fprintf(f, "<text class=\"tick\" x=\"%.1f\" y=\"%d\" "
 		    "text-anchor=\"middle\">%gs</text>\n", px(&a, x), h - 12, x);
 	for (int i = 0; i < n; i++) {
+		int	 lane = tl_lane(ev[i].kind), row;
 		double	 x = px(&a, ev[i].t - t0);
-		int	 y = MT + 36 * tl_lane(ev[i].kind) + 18;
+		int	 y = MT + 36 * lane + 18;
 
 		fprintf(f, "<g class=\"event ev-%s\"><circle cx=\"%.1f\" "
-		    "cy=\"%d\" r=\"5\" fill=\"%s\"/><text class=\"marklbl\" "
-		    "x=\"%.1f\" y=\"%d\">", ev[i].kind, x, y,
-		    report_kind_colour(ev[i].kind), x + 6, y - 7 + 14 * (i % 2));
-		html_text(f, ev[i].kind);
-		fputs("</text><title>", f);
+		    "cy=\"%d\" r=\"5\" fill=\"%s\"/>", ev[i].kind, x, y,
+		    report_kind_colour(ev[i].kind));
+		/* A label goes above or below its lane where it does not
+		 * run into the one before it there, and the same kind
+		 * again right after is not labelled twice; the event's
+		 * title (its tooltip) says it either way. */
+		if ((row = tl_row(ends[lane], last[lane], ev[i].kind, x)) >= 0) {
+			fprintf(f, "<text class=\"marklbl\" x=\"%.1f\" "
+			    "y=\"%d\">", x + 6, y - 7 + 14 * row);
+			html_text(f, ev[i].kind);
+			fputs("</text>", f);
+			ends[lane][row] = x + 6 + TL_CHAR_PX * strlen(ev[i].kind);
+			last[lane][row] = ev[i].kind;
+		}
+		fputs("<title>", f);
 		html_text(f, ev[i].reason);
 		fputs("</title></g>\n", f);
 	}

@@ -15,6 +15,7 @@
 #endif
 
 #include "lib/cuda-probe.h"
+#include "lib/errf.h"
 #include "lib/nvml.h"
 
 bool
@@ -36,18 +37,18 @@ cuda_device_check(char *err, size_t errlen)
 
 	if ((e = cudaGetDeviceCount(&n)) != cudaSuccess) {
 		(void)cudaGetLastError();
-		snprintf(err, errlen, "no CUDA device: cudaGetDeviceCount: %s",
+		errf(err, errlen, "no CUDA device: cudaGetDeviceCount: %s",
 		    cudaGetErrorString(e));
 		return -1;
 	}
 	if (n <= 0) {
-		snprintf(err, errlen, "no CUDA device: cudaGetDeviceCount "
+		errf(err, errlen, "no CUDA device: cudaGetDeviceCount "
 		    "found none");
 		return -1;
 	}
 	return n;
 #else
-	snprintf(err, errlen, "no CUDA device: hunter was built without CUDA");
+	errf(err, errlen, "no CUDA device: hunter was built without CUDA");
 	return -1;
 #endif
 }
@@ -60,14 +61,14 @@ cuda_use_device(int idx, char *err, size_t errlen)
 
 	if ((e = cudaSetDevice(idx)) != cudaSuccess) {
 		(void)cudaGetLastError();
-		snprintf(err, errlen, "cudaSetDevice(%d): %s", idx,
+		errf(err, errlen, "cudaSetDevice(%d): %s", idx,
 		    cudaGetErrorString(e));
 		return -1;
 	}
 	return 0;
 #else
 	(void)idx;
-	snprintf(err, errlen, "no CUDA device: hunter was built without CUDA");
+	errf(err, errlen, "no CUDA device: hunter was built without CUDA");
 	return -1;
 #endif
 }

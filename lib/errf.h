@@ -1,7 +1,10 @@
 /*
- * errf.h: the one way an error message is written into a caller's
+ * errf.h: how a fallible call writes its message into the caller's
  * buffer (char *err, size_t errlen), as every fallible call here takes
- * one.  Usable from the C++ Gloo shim too.
+ * one: snprintf that also takes a NULL buffer or a length of 0.  New code
+ * writes through it; some older code calls snprintf(err, errlen, ...)
+ * itself, which does the same for a buffer that is not NULL.  Usable from
+ * the C++ Gloo shim too.
  */
 #ifndef HUNTER_ERRF_H
 #define HUNTER_ERRF_H

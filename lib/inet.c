@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/errf.h"
 #include "lib/inet.h"
 
 #define INET_EXAMPLE	"expected ADDR:PORT, e.g. 127.0.0.1:9400, " \
@@ -76,7 +77,7 @@ inet_parse(const char *s, struct inet_addr *a, char *err, size_t errlen)
 	a->len = sizeof *v4;
 	return 0;
 bad:
-	snprintf(err, errlen, "'%.80s': %s", s != NULL ? s : "", INET_EXAMPLE);
+	errf(err, errlen, "'%.80s': %s", s != NULL ? s : "", INET_EXAMPLE);
 	return -1;
 }
 
@@ -108,7 +109,7 @@ inet_listen(struct inet_addr *a, char *err, size_t errlen)
 	fd = socket(a->ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
 	    0);
 	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", name, strerror(errno));
+		errf(err, errlen, "%s: %s", name, strerror(errno));
 		return -1;
 	}
 	/* A port left in TIME_WAIT by the last run is free to take; one
@@ -116,7 +117,7 @@ inet_listen(struct inet_addr *a, char *err, size_t errlen)
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
 	if (bind(fd, (struct sockaddr *)&a->ss, a->len) != 0 ||
 	    listen(fd, 64) != 0) {
-		snprintf(err, errlen, "%s: %s%s", name, strerror(errno),
+		errf(err, errlen, "%s: %s%s", name, strerror(errno),
 		    errno == EADDRINUSE ? " (another program listens there)" :
 		    errno == EADDRNOTAVAIL ? " (not an address of this machine)" :
 		    "");

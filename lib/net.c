@@ -22,7 +22,7 @@ net_addr(struct sockaddr_un *sa, const char *path, char *err, size_t errlen)
 	memset(sa, 0, sizeof *sa);
 	sa->sun_family = AF_UNIX;
 	if (strlen(path) >= sizeof sa->sun_path) {
-		snprintf(err, errlen, "socket path too long (%zu bytes, limit "
+		errf(err, errlen, "socket path too long (%zu bytes, limit "
 		    "%zu): %s", strlen(path), sizeof sa->sun_path - 1, path);
 		errno = ENAMETOOLONG;
 		return -1;
@@ -41,7 +41,7 @@ net_listen_unix(const char *path, char *err, size_t errlen)
 	if (net_addr(&sa, path, err, errlen) != 0)
 		return -1;
 	if (net_unix_alive(path)) {
-		snprintf(err, errlen, "%s: another process is listening there", path);
+		errf(err, errlen, "%s: another process is listening there", path);
 		errno = EADDRINUSE;
 		return -1;
 	}
@@ -58,7 +58,7 @@ net_listen_unix(const char *path, char *err, size_t errlen)
 		goto fail;
 	return fd;
 fail:
-	snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	errf(err, errlen, "%s: %s", path, strerror(errno));
 	if (fd >= 0)
 		close(fd);
 	return -1;
@@ -123,7 +123,7 @@ net_connect_unix(const char *path, char *err, size_t errlen)
 	return fd;
 fail:
 	saved = errno;
-	snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	errf(err, errlen, "%s: %s", path, strerror(errno));
 	if (fd >= 0)
 		close(fd);
 	errno = saved;

@@ -8,7 +8,6 @@
  * the loop.  On the way out it closes the backend: agents and workers
  * keep running, and the next `hunter` finds them.
  */
-#include <getopt.h>
 #include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,29 +19,18 @@
 #include "tui/console.h"
 #include "tui/draw.h"
 
-static const struct option console_opts[] = {
-	{ "cluster", required_argument, NULL, 'c' },
-	{ "theme", required_argument, NULL, 't' },
-	{ "takeover", no_argument, NULL, 'T' },
-	{ "metrics", required_argument, NULL, 'M' },
-	{ "spares", required_argument, NULL, 'P' },
-	{ "simulate", required_argument, NULL, 'S' },	/* hidden: the bench's */
-	{ NULL, 0, NULL, 0 }
+static const struct cmd_option console_options[] = {
+	SPEC_CLUSTER_OPTIONS,
+	{ "theme", 0, "NAME", "the theme, themes/NAME.yaml (or theme: NAME "
+	    "in ~/.config/hunter/config.yaml)" },
+	{ "takeover", 0, NULL, "ask the backend that holds the state "
+	    "directory to detach first" },
+	{ "metrics", 0, "ADDR:PORT", "serve Prometheus metrics there (or "
+	    "metrics: {listen: ADDR:PORT} in config.yaml)" },
+	{ "simulate", 0, "N", "N simulated nodes instead of the cluster (what "
+	    "hunter bench console measures)" },
+	{ NULL }
 };
-
-bool
-console_option(const char *arg)
-{
-	for (int i = 0; console_opts[i].name != NULL; i++) {
-		size_t l = strlen(console_opts[i].name);
-
-		if (strncmp(arg, "--", 2) == 0 &&
-		    strncmp(arg + 2, console_opts[i].name, l) == 0 &&
-		    (arg[2 + l] == '\0' || arg[2 + l] == '='))
-			return true;
-	}
-	return false;
-}
 
 /* ~/.config/hunter/config.yaml (backend/spec/spec-config.c) into uc;
  * its problems are said on the console. */
@@ -147,9 +135,8 @@ console_jobs(struct console *c, char **files, int n)
 }
 
 static struct backend *
-console_backend(struct console *c, const char *cluster_file, int spares,
-    bool takeover, const char *metrics, int simulate, struct cluster_spec *cl,
-    int *rc)
+console_backend(struct console *c, const struct cmd_args *a, bool takeover,
+    const char *metrics, int simulate, struct cluster_spec *cl, int *rc)
 {
 	static char	 slurm_name[64];
 	struct backend_opts bo = { .cluster = cl, .takeover = takeover,
@@ -164,11 +151,16 @@ console_backend(struct console *c, const char *cluster_file, int spares,
 		return backend_open_sim(simulate, simulate >= 256 ?
 		    simulate / 128 : 2, 1);
 	}
-	if ((*rc = spec_open_cluster(cluster_file, spares, cl, stderr)) != 0) {
+	if ((*rc = spec_open_cluster_args(a, true, cl, stderr)) != 0) {
 		*rc = *rc == SPEC_CLUSTER_USAGE ? 2 : 1;
 		return NULL;
 	}
 	c->cluster_name = cl->name;
+	if (cl->simulate > 0) {		/* simulate: N in the cluster file */
+		c->simulated = true;
+		c->cluster_name = cl->name[0] != '\0' ? cl->name : "sim";
+		return backend_open_sim(cl->simulate, cl->sim_racks, 1);
+	}
 	if (cl->slurm_job[0] != '\0') {
 		snprintf(slurm_name, sizeof slurm_name, "from Slurm job %s",
 		    cl->slurm_job);
@@ -179,40 +171,20 @@ console_backend(struct console *c, const char *cluster_file, int spares,
 	return b;
 }
 
-int
-console_main(int argc, char **argv)
+static int
+console_main(const struct cmd_args *a)
 {
 	struct cluster_spec cl = { 0 };
 	struct console	*c;
-	const char	*cluster_file = NULL, *theme = NULL, *metrics = NULL;
+	const char	*theme = cmd_get(a, "theme");
+	const char	*metrics = cmd_get(a, "metrics");
 	struct user_config uc;
-	bool		 takeover = false;
-	int		 opt, simulate = 0, running = 0, rc = 1, spares = -1;
+	bool		 takeover = cmd_has(a, "takeover");
+	long long	 simulate = 0;
+	int		 running = 0, rc = 1;
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "", console_opts, NULL)) != -1) {
-		switch (opt) {
-		case 'c': cluster_file = optarg; break;
-		case 't': theme = optarg; break;
-		case 'T': takeover = true; break;
-		case 'M': metrics = optarg; break;
-		case 'S':
-			simulate = atoi(optarg);
-			if (simulate > SPEC_MAX_NODES)
-				simulate = SPEC_MAX_NODES;
-			break;
-		case 'P':
-			if ((spares = spec_parse_spares(optarg, stderr)) < 0)
-				return 2;
-			break;
-		default:
-			fprintf(stderr, "usage: hunter [--cluster FILE|slurm] "
-			    "[--spares N] [--theme NAME] [--takeover] "
-			    "[--metrics ADDR:PORT] "
-			    "[JOB.yaml...]\n");
-			return 2;
-		}
-	}
+	if (cmd_get_long(a, "simulate", 1, SPEC_MAX_NODES, &simulate) != 0)
+		return 2;
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
 		fprintf(stderr, "hunter: the console needs a terminal; `hunter "
 		    "run JOB.yaml` works without one (hunter --help)\n");
@@ -230,17 +202,17 @@ console_main(int argc, char **argv)
 	console_pick_theme(c, theme, &uc);
 	if (metrics == NULL && uc.metrics_listen[0] != '\0')
 		metrics = uc.metrics_listen;
-	if ((c->b = console_backend(c, cluster_file, spares, takeover, metrics,
-	    simulate, &cl, &rc)) == NULL) {
+	if ((c->b = console_backend(c, a, takeover, metrics, (int)simulate,
+	    &cl, &rc)) == NULL) {
 		feed_free(&c->feed);
 		free(c);
 		return rc;
 	}
-	if (simulate > 0)
+	if (c->simulated)
 		backend_sim_start(c->b, &(struct backend_observer){ &c->feed,
 		    feed_on_frame });
 	else {
-		console_jobs(c, argv + optind, argc - optind);
+		console_jobs(c, a->argv, a->argc);
 		backend_start(c->b);
 	}
 	rc = console_run(c) == 0 ? 0 : 1;
@@ -259,7 +231,17 @@ console_main(int argc, char **argv)
 	backend_close(c->b);
 	feed_free(&c->feed);
 	free(c);
-	if (!simulate)
-		spec_cluster_free(&cl);
+	spec_cluster_free(&cl);
 	return rc;
 }
+
+const struct cmd_entry console_entry = {
+	.name = NULL,
+	.usage = "[JOB.yaml...]",
+	.summary = "the console: submits each job file on the cluster, or "
+	    "re-attaches to the running job",
+	.options = console_options,
+	.args_min = 0,
+	.args_max = -1,
+	.exec = console_main,
+};

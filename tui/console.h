@@ -15,6 +15,7 @@
 
 #include <curses.h>
 
+#include "lib/cmd-entry.h"
 #include "backend/core/backend.h"
 #include "tui/feed.h"
 #include "tui/theme.h"
@@ -189,9 +190,7 @@ int		 modal_key(struct console *, int key);
 void		 modal_draw(struct console *);
 void		 modal_close(struct console *);
 
-/* console-open.c: `hunter [options] [JOB.yaml...]`, and whether an
- * argument is one of its options. */
-int		 console_main(int argc, char **argv);
-bool		 console_option(const char *arg);
+/* console-open.c: `hunter [options] [JOB.yaml...]`. */
+extern const struct cmd_entry console_entry;
 
 #endif

@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -51,41 +50,38 @@ agent_daemonize(const char *dir)
 	return 0;
 }
 
-int
-agent_main(int argc, char **argv)
+static const struct cmd_option agent_options[] = {
+	{ "node", 'n', "NAME", "the node this agent serves (required)" },
+	{ "dir", 'd', "DIR", "its directory: agent.sock, agent.pid, agent.log, "
+	    "the ranks' logs (required)" },
+	{ "foreground", 'f', NULL, "stay in the foreground" },
+	{ "idle-exit", 'i', "SECONDS", "exit after this long with no workers "
+	    "and no backend (default 900)" },
+	{ "stdio", 's', NULL, "attach stdin and stdout to the node's agent, "
+	    "starting it if needed (the SSH and srun launchers run this)" },
+	{ NULL }
+};
+
+static int
+agent_run(const struct cmd_args *args)
 {
-	static const struct option opts[] = {
-		{ "node", required_argument, NULL, 'n' },
-		{ "dir", required_argument, NULL, 'd' },
-		{ "foreground", no_argument, NULL, 'f' },
-		{ "idle-exit", required_argument, NULL, 'i' },
-		{ "stdio", no_argument, NULL, 's' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct agent	 a = { .lfd = -1, .idle_exit_s = 900 };
 	char		 path[PATH_MAX], err[512];
-	int		 c, foreground = 0, stdio = 0;
+	int		 foreground = cmd_has(args, "foreground");
+	int		 stdio = cmd_has(args, "stdio");
+	long long	 idle = a.idle_exit_s;
 	ssize_t		 n;
 	FILE		*f;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "n:d:fi:s", opts, NULL)) != -1) {
-		switch (c) {
-		case 'n': snprintf(a.node, sizeof a.node, "%s", optarg); break;
-		case 'd': snprintf(a.dir, sizeof a.dir, "%s", optarg); break;
-		case 'f': foreground = 1; break;
-		case 'i': a.idle_exit_s = atoi(optarg); break;
-		case 's': stdio = 1; break;
-		default:
-			fprintf(stderr, "usage: hunter agent [--stdio] --node NAME "
-			    "--dir DIR [--foreground] [--idle-exit SECONDS]\n");
-			return 2;
-		}
-	}
-	if (a.node[0] == '\0' || a.dir[0] == '\0') {
+	if (cmd_get_long(args, "idle-exit", 0, INT_MAX, &idle) != 0)
+		return 2;
+	a.idle_exit_s = (int)idle;
+	if (!cmd_has(args, "node") || !cmd_has(args, "dir")) {
 		fprintf(stderr, "hunter agent: --node and --dir are required\n");
 		return 2;
 	}
+	snprintf(a.node, sizeof a.node, "%s", cmd_get(args, "node"));
+	snprintf(a.dir, sizeof a.dir, "%s", cmd_get(args, "dir"));
 	if (stdio)
 		return agent_stdio_main(a.node, a.dir, a.idle_exit_s);
 	if (statedir_make(a.dir, err, sizeof err) != 0) {
@@ -163,7 +159,12 @@ agent_main(int argc, char **argv)
 
 const struct cmd_entry cmd_agent_entry = {
 	.name = "agent",
-	.usage = "--node NAME --dir DIR [--foreground] [--idle-exit SECONDS] [--stdio]",
-	.summary = "(started by hunter) the per-node daemon: metrics, workers, relay",
-	.exec = agent_main,
+	.usage = "--node NAME --dir DIR",
+	.summary = "(started by hunter) the per-node daemon: metrics, workers, "
+	    "relay",
+	.options = agent_options,
+	.args_min = 0,
+	.args_max = 0,
+	.exec = agent_run,
 };
+

@@ -136,7 +136,6 @@ void	agent_log(struct agent *, const char *fmt, ...)
 
 /* `hunter agent --node NAME --dir DIR [--foreground] [--idle-exit S]`
  * (agent-main.c). */
-int	agent_main(int argc, char **argv);
 extern const struct cmd_entry cmd_agent_entry;
 /* `hunter agent --stdio ...`: relay stdin/stdout to the node's daemon,
  * starting it if needed (stdio.c). */

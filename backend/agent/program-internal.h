@@ -51,6 +51,7 @@ struct program_rank {
 	long		 prev_step;
 	bool		 has_prev;
 	double		 test_acc;	/* of its last epoch line; -1 */
+	long		 epoch;		/* of its last epoch line; -1 */
 	json_t		*summary;	/* what its summary line said */
 
 	/* Commands. */

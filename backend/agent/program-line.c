@@ -16,6 +16,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "lib/errf.h"
 #include "backend/proto/metrics.h"
 #include "backend/proto/proto.h"
 #include "backend/agent/program-internal.h"
@@ -100,7 +101,7 @@ line_metrics(struct program_rank *p, const json_t *o, double now, char *err,
 
 	json_object_set_new(m, "scope", json_string("rank"));
 	if (line_int(json_object_get(o, "step"), &l) != 0 || l < 0) {
-		snprintf(err, errlen, "a metrics line needs \"step\", a whole "
+		errf(err, errlen, "a metrics line needs \"step\", a whole "
 		    "number >= 0");
 		goto bad;
 	}
@@ -111,7 +112,7 @@ line_metrics(struct program_rank *p, const json_t *o, double now, char *err,
 		if ((f = line_metric(k)) != NULL) {
 			if (f->type == METRIC_INT) {
 				if (line_int(v, &l) != 0) {
-					snprintf(err, errlen, "\"%.32s\" must be "
+					errf(err, errlen, "\"%.32s\" must be "
 					    "a whole number", k);
 					goto bad;
 				}
@@ -171,7 +172,7 @@ line_epoch(struct program_rank *p, const json_t *o, char *err, size_t errlen)
 	long		 l;
 
 	if (line_int(json_object_get(o, "epoch"), &l) != 0) {
-		snprintf(err, errlen, "an epoch line needs \"epoch\", a whole "
+		errf(err, errlen, "an epoch line needs \"epoch\", a whole "
 		    "number");
 		json_decref(m);
 		return NULL;
@@ -187,6 +188,13 @@ line_epoch(struct program_rank *p, const json_t *o, char *err, size_t errlen)
 	}
 	if (json_is_number(json_object_get(o, "test_acc")))
 		p->test_acc = json_number_value(json_object_get(o, "test_acc"));
+	line_int(json_object_get(o, "epoch"), &p->epoch);
+	/* The job's epochs are rank 0's, as a worker's are: the same line
+	 * from every rank would be every epoch once a rank. */
+	if (!p->rank0) {
+		json_decref(m);
+		return NULL;
+	}
 	return m;
 }
 
@@ -204,14 +212,14 @@ line_checkpoint(struct program_rank *p, const json_t *o, char *err,
 
 	if (line_int(json_object_get(o, "step"), &step) != 0 || step < 0 ||
 	    path == NULL || path[0] == '\0' || strlen(path) > 1000) {
-		snprintf(err, errlen, "a checkpoint line needs \"step\" (a whole "
+		errf(err, errlen, "a checkpoint line needs \"step\" (a whole "
 		    "number) and \"path\" (at most 1000 bytes)");
 		return NULL;
 	}
 	snprintf(full, sizeof full, "%s%s%s", path[0] == '/' ? "" : p->dir,
 	    path[0] == '/' ? "" : "/", path);
 	if (stat(full, &st) != 0) {
-		snprintf(err, errlen, "declared checkpoint %.1100s of step %ld "
+		errf(err, errlen, "declared checkpoint %.1100s of step %ld "
 		    "is not there", full, step);
 		return NULL;
 	}
@@ -258,12 +266,12 @@ program_line_frame(struct program_rank *p, const char *line, size_t len,
 	if (len == 0)
 		return NULL;
 	if ((o = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je)) == NULL) {
-		snprintf(err, errlen, "not JSON (%s)", je.text);
+		errf(err, errlen, "not JSON (%s)", je.text);
 		return NULL;
 	}
 	if (!json_is_object(o) || (t = json_string_value(json_object_get(o,
 	    "t"))) == NULL) {
-		snprintf(err, errlen, "not an object with a string \"t\"");
+		errf(err, errlen, "not an object with a string \"t\"");
 		json_decref(o);
 		return NULL;
 	}
@@ -295,7 +303,7 @@ program_line_frame(struct program_rank *p, const char *line, size_t len,
 				json_object_set(p->summary, k, v);
 		}
 	} else
-		snprintf(err, errlen, "unknown line type \"%.32s\"", t);
+		errf(err, errlen, "unknown line type \"%.32s\"", t);
 	json_decref(o);
 	return m;
 }

@@ -1,8 +1,9 @@
 /*
  * program-watch.c: a running rank of a program job, watched by its agent.
  * Commands reach a program that said hello as lines; one that never did
- * gets signals: checkpoint is SIGUSR1, stop SIGTERM, pause and resume
- * SIGSTOP and SIGCONT of its group.  A stop escalates: the line, SIGTERM
+ * gets signals: checkpoint is SIGUSR1 (refused, with the reason, when the
+ * program has no handler for it), stop SIGTERM, pause and resume SIGSTOP
+ * and SIGCONT of its group.  A stop escalates: the line, SIGTERM
  * at half the grace, SIGKILL of the group at the grace.  Until it reports
  * metrics the agent beats for it, so a rank is not thought dead while it
  * starts; then its metrics are its heartbeat.  Its memory (the group's
@@ -24,6 +25,53 @@
 
 /* A flooding rank's log file stops growing here. */
 #define PROGRAM_LOG_MAX		(64LL << 20)
+
+/* Whether process pid catches sig, from SigCgt in /proc/PID/status:
+ * 1, 0, or -1 when that cannot be read.  A process that does not catch
+ * SIGUSR1 is ended by it (its default action), or ignores it. */
+static int
+program_catches(pid_t pid, int sig)
+{
+	char			 path[64], line[256];
+	unsigned long long	 mask;
+	int			 caught = -1;
+	FILE			*f;
+
+	snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return -1;
+	while (fgets(line, sizeof line, f) != NULL) {
+		if (sscanf(line, "SigCgt: %llx", &mask) == 1) {
+			caught = (int)((mask >> (sig - 1)) & 1);
+			break;
+		}
+	}
+	fclose(f);
+	return caught;
+}
+
+/* A checkpoint for a program that never said hello: SIGUSR1 when it
+ * handles the signal; else refused, since the signal would end it (or be
+ * ignored) and hunter would count its own signal as the rank's failure. */
+static void
+program_signal_checkpoint(struct agent *a, struct agent_worker *w)
+{
+	int	 caught = program_catches(w->pid, SIGUSR1);
+
+	if (caught == 1) {
+		kill(w->pid, SIGUSR1);
+		program_event(a, w, EV_SIGNAL, "rank %d: SIGUSR1 (checkpoint) to "
+		    "pid %ld; the program does not speak the protocol, so it "
+		    "declares no checkpoint", w->rank, (long)w->pid);
+		return;
+	}
+	program_event(a, w, EV_REFUSED, "rank %d: checkpoint refused, no "
+	    "signal sent: the program (pid %ld) has not said hello on "
+	    "HUNTER_FD and %s SIGUSR1, whose default action would end it; "
+	    "to checkpoint on request, speak the line protocol or handle "
+	    "SIGUSR1 (hunter(1), PROGRAMS)", w->rank, (long)w->pid,
+	    caught == 0 ? "has no handler for" : "cannot be seen to handle");
+}
 
 void
 program_command(struct agent *a, struct agent_worker *w, const json_t *msg)
@@ -53,12 +101,9 @@ program_command(struct agent *a, struct agent_worker *w, const json_t *msg)
 		p->kill_at = now + p->grace_s;
 	} else if (p->speaks)
 		return;
-	else if (strcmp(cmd, "checkpoint") == 0) {
-		kill(w->pid, SIGUSR1);
-		program_event(a, w, EV_SIGNAL, "rank %d: SIGUSR1 (checkpoint) to "
-		    "pid %ld; the program does not speak the protocol, so it "
-		    "declares no checkpoint", w->rank, (long)w->pid);
-	} else if (strcmp(cmd, "pause") == 0 && !p->sigstopped) {
+	else if (strcmp(cmd, "checkpoint") == 0)
+		program_signal_checkpoint(a, w);
+	else if (strcmp(cmd, "pause") == 0 && !p->sigstopped) {
 		kill(-w->pid, SIGSTOP);
 		p->sigstopped = p->paused = true;
 		program_event(a, w, EV_PAUSED, "rank %d: SIGSTOP to its process "
@@ -278,6 +323,8 @@ program_exit(struct agent *a, struct agent_worker *w, int status, json_t *msg)
 		json_object_set_new(s, "world", json_integer(w->world));
 		if (json_object_get(s, "test_acc") == NULL && p->test_acc >= 0)
 			json_object_set_new(s, "test_acc", json_real(p->test_acc));
+		if (json_object_get(s, "epochs") == NULL && p->epoch >= 0)
+			json_object_set_new(s, "epochs", json_integer(p->epoch));
 		json_object_set_new(s, "checkpoint", json_string(""));
 		program_send(a, w, s);
 	}

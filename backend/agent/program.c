@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "lib/clock.h"
+#include "lib/errf.h"
 #include "lib/xmalloc.h"
 #include "backend/agent/program-internal.h"
 
@@ -129,13 +130,13 @@ program_prepare(struct agent *a, const json_t *launch, char *err,
 
 	if (!json_is_array(argv) || json_array_size(argv) == 0 ||
 	    (env != NULL && !json_is_object(env))) {
-		snprintf(err, errlen, "a program launch needs argv (a list) and "
+		errf(err, errlen, "a program launch needs argv (a list) and "
 		    "env (an object)");
 		return NULL;
 	}
 	json_array_foreach(argv, i, v) {
 		if (!json_is_string(v)) {
-			snprintf(err, errlen, "program argv[%zu] is not a string",
+			errf(err, errlen, "program argv[%zu] is not a string",
 			    i);
 			return NULL;
 		}
@@ -161,6 +162,7 @@ program_prepare(struct agent *a, const json_t *launch, char *err,
 	p->rss_limit = (long)json_integer_value(json_object_get(pg,
 	    "rss_limit"));
 	p->test_acc = -1;
+	p->epoch = -1;
 	p->buf = xmalloc(PROGRAM_LINE_MAX);
 	program_lookup(p);
 	if (p->reason[0] != '\0')
@@ -302,12 +304,33 @@ program_line(struct agent *a, struct agent_worker *w, const char *line,
 	if (m == NULL)
 		return;
 	if (strcmp(proto_type(m), MSG_METRICS) != 0) {
+		/* The metrics held back go first: the last ones before an
+		 * epoch or a checkpoint are part of it. */
+		if (p->pending != NULL) {
+			p->sent_t = now;
+			program_send(a, w, p->pending);
+			p->pending = NULL;
+		}
 		program_send(a, w, m);
 		return;
 	}
-	/* Metrics and beats within the rate: the newest waits its turn. */
-	json_decref(p->pending);
-	p->pending = NULL;
+	/* Metrics and beats within the rate wait their turn: the newest
+	 * figures win, and what only the one before said goes along with
+	 * them; a beat does not displace metrics, which beat too. */
+	if (p->pending != NULL) {
+		bool	 beat = json_is_true(json_object_get(m, "beat"));
+		bool	 held = json_is_true(json_object_get(p->pending, "beat"));
+
+		if (beat && !held) {
+			json_decref(m);
+			m = p->pending;
+		} else {
+			if (!beat && !held)
+				json_object_update_missing(m, p->pending);
+			json_decref(p->pending);
+		}
+		p->pending = NULL;
+	}
 	if (now - p->sent_t >= PROGRAM_METRICS_EVERY) {
 		p->sent_t = now;
 		program_send(a, w, m);

@@ -106,8 +106,9 @@ job_fresh_checkpoints(struct backend *b, struct job_state *j)
 	closedir(d);
 	if (moved > 0)
 		backend_event(b, j->name, EV_CHECKPOINT, -1, NULL, "a fresh run: "
-		    "%d checkpoints of the previous run of %s are now in %s",
-		    moved, j->name, aside);
+		    "%d checkpoint%s of the previous run of %s %s now in %s",
+		    moved, moved == 1 ? "" : "s", j->name, moved == 1 ? "is" :
+		    "are", aside);
 }
 
 /* An injected fault applies to its rank in the first launch only, so a

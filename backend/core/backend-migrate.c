@@ -11,6 +11,27 @@
 #include "lib/xmalloc.h"
 #include "backend/core/backend-internal.h"
 
+/* The nodes rank r of j could move to now (up, a free slot, not its
+ * own), for a refusal to list: "local1, local3", or "none". */
+static const char *
+migrate_targets(struct backend *b, const struct job_state *j, int r,
+    char *buf, size_t size)
+{
+	size_t	 o = 0;
+
+	buf[0] = '\0';
+	for (int n = 0; n < b->fleet.n && o + 1 < size; n++) {
+		if (!b->fleet.nodes[n].up || job_node_free(b, j, n) <= 0 ||
+		    (r >= 0 && r < j->world && n == j->ranks[r].node))
+			continue;
+		o += (size_t)snprintf(buf + o, size - o, "%s%s", o > 0 ? ", " :
+		    "", b->cluster->nodes[n].name);
+	}
+	if (o >= size)
+		buf[size - 1] = '\0';
+	return buf[0] != '\0' ? buf : "none";
+}
+
 int
 backend_migrate(struct backend *b, struct job_state *j, const json_t *cmd)
 {
@@ -19,6 +40,7 @@ backend_migrate(struct backend *b, struct job_state *j, const json_t *cmd)
 	struct fleet_node *fn = node != NULL ? fleet_find(&b->fleet, node) : NULL;
 	int		 r = json_is_integer(rj) ? (int)json_integer_value(rj) : -1;
 	int		*node_of, to;
+	char		 targets[512];
 
 	/* A queued job's ranks are on no node yet; a job that is stopping
 	 * or re-forming already will not move a rank. */
@@ -28,10 +50,18 @@ backend_migrate(struct backend *b, struct job_state *j, const json_t *cmd)
 		    "%s, not running", j->name, job_phase_name(j->phase));
 		return -1;
 	}
-	if (r < 0 || r >= j->world || fn == NULL) {
-		backend_event(b, j->name, EV_REFUSED, r, node, "migrate needs a "
-		    "rank of %s (0..%d) and a node of the cluster", j->name,
+	/* Name the argument that is wrong, and where the rank could go. */
+	if (r < 0 || r >= j->world) {
+		backend_event(b, j->name, EV_REFUSED, r, node, "migrate: %s has "
+		    "no rank %d (its ranks are 0..%d)", j->name, r,
 		    j->world - 1);
+		return -1;
+	}
+	if (fn == NULL) {
+		backend_event(b, j->name, EV_REFUSED, r, node, "migrate: no node "
+		    "'%s' in the cluster; rank %d of %s could move to: %s",
+		    node != NULL ? node : "", r, j->name,
+		    migrate_targets(b, j, r, targets, sizeof targets));
 		return -1;
 	}
 	to = (int)(fn - b->fleet.nodes);
@@ -43,8 +73,10 @@ backend_migrate(struct backend *b, struct job_state *j, const json_t *cmd)
 	}
 	if (to == j->ranks[r].node || job_node_free(b, j, to) <= 0) {
 		backend_event(b, j->name, EV_REFUSED, r, node, "rank %d cannot "
-		    "move to %s: %s", r, node, to == j->ranks[r].node ?
-		    "it is there already" : "no free slot");
+		    "move to %s: %s; it could move to: %s", r, node,
+		    to == j->ranks[r].node ? "it is there already" :
+		    "no free slot", migrate_targets(b, j, r, targets,
+		    sizeof targets));
 		return -1;
 	}
 	node_of = xcalloc((size_t)j->world, sizeof *node_of);

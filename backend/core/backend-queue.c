@@ -194,18 +194,22 @@ static int
 submit_check_here(const struct backend *b, const char *spec_file,
     const struct job_spec *spec, char *err, size_t errlen)
 {
-	char	 why[PATH_MAX + 512], found[PATH_MAX];
+	char	 why[PATH_MAX + 512];
 
 	for (int i = 0; i < b->cluster->n_nodes; i++) {
 		if (strcmp(b->cluster->nodes[i].host, "local") != 0)
 			return 0;	/* the data is the nodes' to see */
 	}
 	if (spec->kind == JOB_PROGRAM) {
-		if (spec_program_find(spec, found, sizeof found, why,
-		    sizeof why) == 0)
+		struct spec_errors errs = { 0 };
+		struct job_spec	 here;
+
+		/* hunter validate's check: argv[0] and its script here. */
+		if (spec_check_job_here(spec_file, &here, &errs) == 0)
 			return 0;
-		snprintf(err, errlen, "%s:%d:%d: program.argv[0]: %s", spec_file,
-		    spec->program.argv0_line, spec->program.argv0_col, why);
+		snprintf(err, errlen, "%s:%d:%d: %s", errs.v[0].file,
+		    errs.v[0].line, errs.v[0].col, errs.v[0].msg);
+		spec_errors_free(&errs);
 		return -1;
 	}
 	if (job_data_check(spec, why, sizeof why) == 0)

@@ -272,8 +272,8 @@ ssh_connect_node(struct fleet_node *fn, const char *exe, char *err,
 		goto fail;
 	if (ssh_connect(s) != SSH_OK) {
 		ssh_where(s, fn->spec, where, sizeof where);
-		snprintf(err, errlen, "cannot reach %s: %s", where,
-		    ssh_get_error(s));
+		snprintf(err, errlen, "cannot reach %s: %s%s", where,
+		    ssh_get_error(s), spec_host_hint(fn->spec->host));
 		goto fail;
 	}
 	fn->stage = FLEET_REACHED;

@@ -3,8 +3,10 @@
  * rack, taking first the rack that holds fewest of this job's ranks (so
  * a job's groups spread over the racks), then the tightest rack that fits
  * (so free slots stay in big pieces for the next job).  A group is
- * group_size ranks, or when the job names none, its ranks divided by the
- * racks that have free slots, rounded up (400 ranks on 4 racks: 4 x 100).
+ * group_size ranks; when the job names none, the whole job when one rack
+ * has room for it, so a job that fits in a rack stays in one, else its
+ * ranks divided by the racks that have free slots, rounded up (400 ranks
+ * on 4 racks of 128 slots: 4 x 100).
  *
  * Racks are a preference: when no rack holds a whole group, the group is
  * split over the racks with the most free slots, and the note says so.
@@ -15,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/errf.h"
 #include "lib/xmalloc.h"
 #include "backend/sched/place-internal.h"
 
@@ -77,7 +80,9 @@ racks_take(struct racks *rk, const struct cluster_spec *c, int k, int want,
 	return took;
 }
 
-/* The group size: the job's, or its ranks over the racks with room. */
+/* The group size: the job's; else the whole job when one rack has room
+ * for it (it stays in one rack); else its ranks over the racks with
+ * room. */
 static int
 racks_group(const struct racks *rk, const struct job_spec *job)
 {
@@ -85,6 +90,10 @@ racks_group(const struct racks *rk, const struct job_spec *job)
 
 	if (job->resources.group_size > 0)
 		return job->resources.group_size;
+	for (int k = 0; k < rk->n; k++) {
+		if (rk->free[k] >= ranks)
+			return ranks;
+	}
 	for (int k = 0; k < rk->n; k++)
 		with_room += rk->free[k] > 0;
 	with_room = with_room > 0 ? with_room : 1;
@@ -156,7 +165,7 @@ place_rack_run(const struct cluster_spec *c, const struct job_spec *job,
 			continue;
 		}
 		if (job->resources.strict) {
-			snprintf(err, errlen, "job %s: no rack has %d free slots "
+			errf(err, errlen, "job %s: no rack has %d free slots "
 			    "for a group (group_size %d, strict)", job->name,
 			    want, group);
 			rc = -1;
@@ -168,10 +177,10 @@ place_rack_run(const struct cluster_spec *c, const struct job_spec *job,
 		split++;
 	}
 	if (rc == 0 && split > 1)
-		snprintf(err, errlen, "%s (and %d more group%s split)", note,
+		errf(err, errlen, "%s (and %d more group%s split)", note,
 		    split - 1, split == 2 ? "" : "s");
 	else if (rc == 0)
-		snprintf(err, errlen, "%s", note);
+		errf(err, errlen, "%s", note);
 	racks_free(&rk);
 	return rc;
 }

@@ -6,6 +6,8 @@
  */
 #include "config.h"
 
+#include <strings.h>
+
 #include "backend/spec/spec-internal.h"
 
 #define C(member)	offsetof(struct cluster_spec, member)
@@ -198,4 +200,19 @@ spec_cluster_default(struct cluster_spec *c)
 		n->cpu_slots = 2;
 		n->spare = i == 3;
 	}
+}
+
+const char *
+spec_host_hint(const char *host)
+{
+	static const char *const here[] = { "localhost",
+	    "localhost.localdomain", "ip6-localhost", "ip6-loopback", "::1",
+	    NULL };
+	bool	 loop = strncmp(host, "127.", 4) == 0;
+
+	for (int i = 0; here[i] != NULL && !loop; i++)
+		loop = strcasecmp(host, here[i]) == 0;
+	return loop ? " (a host other than local is reached over SSH, this "
+	    "machine too: is an sshd listening there?  host: local runs the "
+	    "node on this machine without SSH)" : "";
 }

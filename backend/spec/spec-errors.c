@@ -6,6 +6,7 @@
  */
 #include <stdarg.h>
 
+#include "lib/suggest.h"
 #include "backend/spec/spec-internal.h"
 
 void
@@ -101,55 +102,9 @@ spec_quote(char *buf, size_t size, const char *s, size_t len)
 	buf[o] = '\0';
 }
 
-/* Optimal string alignment distance: edits plus adjacent transpositions. */
-static size_t
-spec_distance(const char *a, const char *b)
-{
-	size_t	la = strlen(a), lb = strlen(b), i, j, best, d[3][33];
-	size_t	*prev2 = d[0], *prev = d[1], *cur = d[2], *t;
-
-	if (la > 32 || lb > 32)
-		return (size_t)-1;
-	for (j = 0; j <= lb; j++)
-		prev[j] = j;
-	for (i = 1; i <= la; i++) {
-		cur[0] = i;
-		for (j = 1; j <= lb; j++) {
-			best = prev[j - 1] + (a[i - 1] != b[j - 1]);
-			if (prev[j] + 1 < best)
-				best = prev[j] + 1;
-			if (cur[j - 1] + 1 < best)
-				best = cur[j - 1] + 1;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
-			    a[i - 2] == b[j - 1] && prev2[j - 2] + 1 < best)
-				best = prev2[j - 2] + 1;
-			cur[j] = best;
-		}
-		t = prev2;
-		prev2 = prev;
-		prev = cur;
-		cur = t;
-	}
-	return prev[lb];
-}
-
-/*
- * The name closest to word, if it is close enough to be a likely typo: one
- * edit for names of up to three letters, two for longer ones.
- */
+/* The name closest to word, if it is a likely slip (lib/suggest.c). */
 const char *
 spec_suggest(const char *word, const char *const *names)
 {
-	const char	*best = NULL;
-	size_t		 d, best_d = (size_t)-1, limit;
-
-	for (; *names != NULL; names++) {
-		limit = strlen(*names) <= 3 ? 1 : 2;
-		d = spec_distance(word, *names);
-		if (d <= limit && d < best_d) {
-			best = *names;
-			best_d = d;
-		}
-	}
-	return best;
+	return suggest(word, names);
 }

@@ -136,17 +136,29 @@ spec_open_cluster(const char *file, int spares, struct cluster_spec *c,
 }
 
 int
-spec_parse_spares(const char *arg, FILE *out)
+spec_open_cluster_args(const struct cmd_args *a, bool simulated_ok,
+    struct cluster_spec *c, FILE *out)
 {
-	char	*end;
-	long	 n = strtol(arg, &end, 10);
+	const char	*arg = cmd_get(a, "spares");
+	char		*end;
+	long		 n = -1;
+	int		 rc;
 
-	if (end == arg || *end != '\0' || n < 0 || n > 4096) {
+	if (arg != NULL && ((n = strtol(arg, &end, 10)) < 0 || end == arg ||
+	    *end != '\0' || n > SPEC_MAX_NODES)) {
+		memset(c, 0, sizeof *c);
 		fprintf(out, "hunter: --spares wants a number of nodes (0 or "
 		    "more), got '%.64s'\n", arg);
-		return -1;
+		return SPEC_CLUSTER_USAGE;
 	}
-	return (int)n;
+	if ((rc = spec_open_cluster(cmd_get(a, "cluster"), (int)n, c, out)) !=
+	    0 || c->simulate == 0 || simulated_ok)
+		return rc;
+	fprintf(out, "hunter: %s describes a simulated cluster (simulate: %d), "
+	    "which only the console runs: hunter --cluster %s\n", c->file,
+	    c->simulate, c->file);
+	spec_cluster_free(c);
+	return SPEC_CLUSTER_USAGE;
 }
 
 /* A line that starts with key, a colon and then space or nothing. */

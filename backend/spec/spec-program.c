@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/errf.h"
 #include "backend/spec/spec-internal.h"
 
 #define J(member)	offsetof(struct job_spec, member)
@@ -97,9 +98,9 @@ program_argv(struct spec_walk *w, const struct ydoc_node *v, const char *path,
 			    "bytes in all)", sub, SPEC_PROGRAM_TEXT);
 			return;
 		}
-		if (i == 0) {
-			j->program.argv0_line = a->line;
-			j->program.argv0_col = a->col;
+		if (i < SPEC_ARGV_AT) {
+			j->program.argv_line[i] = a->line;
+			j->program.argv_col[i] = a->col;
 		}
 		j->program.argc++;
 	}
@@ -300,14 +301,14 @@ spec_program_find(const struct job_spec *j, char *found, size_t flen,
 	char		 cand[PATH_MAX + 256];
 
 	if (a0 == NULL) {
-		snprintf(err, errlen, "no program to run");
+		errf(err, errlen, "no program to run");
 		return -1;
 	}
 	if (strchr(a0, '/') != NULL) {
 		snprintf(cand, sizeof cand, "%s%s%s", a0[0] == '/' ? "" :
 		    j->program.dir, a0[0] == '/' ? "" : "/", a0);
 		if (program_executable(cand) != 0) {
-			snprintf(err, errlen, "'%s' is not an executable file "
+			errf(err, errlen, "'%s' is not an executable file "
 			    "(%s: %s)", a0, cand, strerror(errno));
 			return -1;
 		}
@@ -327,7 +328,52 @@ spec_program_find(const struct job_spec *j, char *found, size_t flen,
 		if (colon == NULL)
 			break;
 	}
-	snprintf(err, errlen, "'%s' is not on PATH (%.200s)", a0, path);
+	errf(err, errlen, "'%s' is not on PATH (%.200s)", a0, path);
+	return -1;
+}
+
+/*
+ * The index in argv of the script an interpreter (python, a shell, perl,
+ * ruby, node) is given to run, or -1: none (python -m MODULE, sh -c
+ * TEXT, a program that is no interpreter, no argument).  The options
+ * before it are skipped, with the value of those that take one.
+ */
+static int
+program_script(const struct job_spec *j)
+{
+	static const char *const interpreters[] = { "python", "bash", "sh",
+	    "dash", "zsh", "ksh", "perl", "ruby", "node", NULL };
+	static const char *const valued[] = { "-W", "-X", "-o", "-O", "+o",
+	    "+O", NULL };
+	const char	*a0 = spec_program_str(j->program.argv, j->program.argc, 0);
+	const char	*base = strrchr(a0, '/') != NULL ? strrchr(a0, '/') + 1 : a0;
+	bool		 known = false;
+
+	for (int k = 0; interpreters[k] != NULL; k++) {
+		size_t	 n = strlen(interpreters[k]);
+
+		/* python3, python3.11, perl5.36: the name, then a version */
+		if (strncmp(base, interpreters[k], n) == 0 &&
+		    strspn(base + n, "0123456789.") == strlen(base + n))
+			known = true;
+	}
+	for (int i = 1; known && i < j->program.argc; i++) {
+		const char *a = spec_program_str(j->program.argv,
+		    j->program.argc, i);
+
+		if (strcmp(a, "--") == 0)
+			return i + 1 < j->program.argc ? i + 1 : -1;
+		if (strcmp(a, "-") == 0 || strcmp(a, "-m") == 0 ||
+		    strcmp(a, "-c") == 0 || (a[0] == '-' && a[1] != '-' &&
+		    strpbrk(a + 1, "mc") == a + strlen(a) - 1))
+			return -1;	/* stdin, a module, a command */
+		if (a[0] != '-' && a[0] != '+')
+			return i;
+		for (int k = 0; valued[k] != NULL; k++) {
+			if (strcmp(a, valued[k]) == 0)
+				i++;
+		}
+	}
 	return -1;
 }
 
@@ -335,15 +381,36 @@ int
 spec_check_job_here(const char *path, struct job_spec *j,
     struct spec_errors *errs)
 {
-	char	 found[PATH_MAX], err[PATH_MAX + 512];
+	char		 found[PATH_MAX], err[PATH_MAX + 512], full[PATH_MAX + 1100];
+	const char	*script;
+	struct stat	 st;
+	int		 i;
 
 	if (spec_load_job(path, j, errs) != 0)
 		return -1;
-	if (j->kind != JOB_PROGRAM ||
-	    spec_program_find(j, found, sizeof found, err, sizeof err) == 0)
+	if (j->kind != JOB_PROGRAM)
 		return 0;
-	spec_error_add(errs, path, j->program.argv0_line, j->program.argv0_col,
-	    "program.argv[0]: %s on this node", err);
+	if (spec_program_find(j, found, sizeof found, err, sizeof err) != 0) {
+		spec_error_add(errs, path, j->program.argv_line[0],
+		    j->program.argv_col[0], "program.argv[0]: %s on this node",
+		    err);
+		return -1;
+	}
+	if ((i = program_script(j)) < 0)
+		return 0;
+	script = spec_program_str(j->program.argv, j->program.argc, i);
+	snprintf(full, sizeof full, "%s%s%s", script[0] == '/' ? "" :
+	    j->program.dir, script[0] == '/' ? "" : "/", script);
+	if (stat(full, &st) == 0 && !S_ISDIR(st.st_mode))
+		return 0;
+	snprintf(err, sizeof err, "%s", stat(full, &st) == 0 ?
+	    "is a directory" : strerror(errno));
+	spec_error_add(errs, path, i < SPEC_ARGV_AT ? j->program.argv_line[i] :
+	    j->program.argv_line[0], i < SPEC_ARGV_AT ? j->program.argv_col[i] :
+	    j->program.argv_col[0], "program.argv[%d]: the script '%s' that "
+	    "%s runs is not a file on this node (%s: %s; a relative path "
+	    "starts from the job file's folder)", i, script, spec_program_str(
+	    j->program.argv, j->program.argc, 0), full, err);
 	return -1;
 }
 

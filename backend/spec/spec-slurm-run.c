@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/errf.h"
 #include "lib/run.h"
 #include "backend/spec/spec-slurm.h"
 
@@ -25,7 +26,7 @@ slurm_scontrol(const char *const argv[], char **out, char *err, size_t errlen)
 
 	if (rc == 0)
 		return 0;
-	snprintf(err, errlen, "`scontrol %s %s %s` failed: %s", argv[1],
+	errf(err, errlen, "`scontrol %s %s %s` failed: %s", argv[1],
 	    argv[2], argv[3] != NULL ? argv[3] : "", why[0] != '\0' ? why :
 	    "no message");
 	free(*out);
@@ -46,7 +47,7 @@ spec_slurm_open(int spares, struct cluster_spec *c, char *err, size_t errlen)
 
 	memset(c, 0, sizeof *c);
 	if (job == NULL || job[0] == '\0') {
-		snprintf(err, errlen, "not inside a Slurm allocation "
+		errf(err, errlen, "not inside a Slurm allocation "
 		    "(SLURM_JOB_ID is not set): run hunter under salloc or "
 		    "sbatch, or give a cluster file");
 		return SPEC_CLUSTER_USAGE;
@@ -54,7 +55,7 @@ spec_slurm_open(int spares, struct cluster_spec *c, char *err, size_t errlen)
 	if (list == NULL)
 		list = getenv("SLURM_NODELIST");
 	if (list == NULL || list[0] == '\0') {
-		snprintf(err, errlen, "Slurm job %s: SLURM_JOB_NODELIST is not "
+		errf(err, errlen, "Slurm job %s: SLURM_JOB_NODELIST is not "
 		    "set", job);
 		return -1;
 	}

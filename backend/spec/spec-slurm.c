@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "lib/errf.h"
 #include "backend/spec/spec-internal.h"
 #include "backend/spec/spec-slurm.h"
 
@@ -25,7 +26,7 @@ names_add(struct names *ns, const char *s, size_t len, char *err,
     size_t errlen)
 {
 	if (ns->n >= SLURM_MAX_NODES) {
-		snprintf(err, errlen, "more than %d nodes", SLURM_MAX_NODES);
+		errf(err, errlen, "more than %d nodes", SLURM_MAX_NODES);
 		return -1;
 	}
 	if (ns->n == ns->cap) {
@@ -88,7 +89,7 @@ expand_one(const char *s, size_t len, struct names *ns, char *err,
 	}
 	return 0;
 bad:
-	snprintf(err, errlen, "cannot read the host list element '%.*s'",
+	errf(err, errlen, "cannot read the host list element '%.*s'",
 	    (int)(len < 200 ? len : 200), s);
 	return -1;
 }
@@ -363,18 +364,18 @@ slurm_node_spec(const struct slurm_alloc *a, const char *name,
 	struct slurm_node sn;
 
 	if (!slurm_name_ok(name, false) || strlen(name) >= sizeof n->name) {
-		snprintf(err, errlen, "Slurm node '%.64s': hunter takes node "
+		errf(err, errlen, "Slurm node '%.64s': hunter takes node "
 		    "names of [A-Za-z0-9._-] only", name);
 		return -1;
 	}
 	if (slurm_find(a->nodes, name, &sn) != 0) {
-		snprintf(err, errlen, "scontrol show node says nothing of node "
+		errf(err, errlen, "scontrol show node says nothing of node "
 		    "%s", name);
 		return -1;
 	}
 	if ((sn.addr[0] != '\0' && !slurm_name_ok(sn.addr, true)) ||
 	    (sn.host[0] != '\0' && !slurm_name_ok(sn.host, true))) {
-		snprintf(err, errlen, "node %s: NodeAddr '%.64s' or NodeHostName "
+		errf(err, errlen, "node %s: NodeAddr '%.64s' or NodeHostName "
 		    "'%.64s' is not a host name or address", name, sn.addr,
 		    sn.host);
 		return -1;
@@ -400,19 +401,19 @@ spec_slurm_build(const struct slurm_alloc *a, struct cluster_spec *c,
 
 	memset(c, 0, sizeof *c);
 	if (!slurm_name_ok(a->job, false) || strlen(a->job) >= sizeof c->slurm_job) {
-		snprintf(err, errlen, "SLURM_JOB_ID '%.32s' is not a job id",
+		errf(err, errlen, "SLURM_JOB_ID '%.32s' is not a job id",
 		    a->job);
 		return -1;
 	}
 	if (slurm_hostnames(a->hostnames, &ns, err, errlen) != 0)
 		goto fail;
 	if (ns.n == 0) {
-		snprintf(err, errlen, "scontrol show hostnames '%.200s' named "
+		errf(err, errlen, "scontrol show hostnames '%.200s' named "
 		    "no node", a->nodelist ? a->nodelist : "");
 		goto fail;
 	}
 	if (spares >= ns.n) {
-		snprintf(err, errlen, "--spares %d leaves none of the %d node%s "
+		errf(err, errlen, "--spares %d leaves none of the %d node%s "
 		    "of Slurm job %s to run on", spares, ns.n, ns.n == 1 ? "" :
 		    "s", a->job);
 		goto fail;
@@ -429,7 +430,7 @@ spec_slurm_build(const struct slurm_alloc *a, struct cluster_spec *c,
 		c->nodes[i].spare = i >= ns.n - spares;
 		for (int k = 0; k < i; k++) {
 			if (strcmp(c->nodes[k].name, c->nodes[i].name) == 0) {
-				snprintf(err, errlen, "node %s is listed twice",
+				errf(err, errlen, "node %s is listed twice",
 				    ns.v[i]);
 				goto fail;
 			}

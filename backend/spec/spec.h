@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "lib/cmd-entry.h"
+
 #define SPEC_NAME_MAX   64
 #define SPEC_PATH_MAX   1024
 /* Nodes in a cluster file.  Far beyond any lab; it bounds the quadratic
@@ -38,6 +40,9 @@ enum spec_kind      { JOB_MODEL, JOB_PROGRAM };
 
 /* A program's argv and env, each packed as NUL-ended strings. */
 #define SPEC_PROGRAM_TEXT	4096
+/* The argv items whose place in the file is kept for messages: the
+ * program, its interpreter's options and the script they run. */
+#define SPEC_ARGV_AT		8
 
 struct job_spec {
 	char	file[SPEC_PATH_MAX];	/* where it was read from ("" if built) */
@@ -105,7 +110,7 @@ struct job_spec {
 	} train;
 
 	struct {
-		enum spec_compress method;	/* topk */
+		enum spec_compress method;	/* none */
 		double	density;		/* 0.001; (0, 1] */
 		bool	error_feedback;		/* true */
 		bool	momentum_correction;	/* true */
@@ -134,7 +139,8 @@ struct job_spec {
 	struct {
 		char	argv[SPEC_PROGRAM_TEXT]; /* argc strings */
 		int	argc;			/* >= 1 */
-		int	argv0_line, argv0_col;	/* where argv[0] was written */
+		int	argv_line[SPEC_ARGV_AT];	/* where argv[i] was */
+		int	argv_col[SPEC_ARGV_AT];		/* written, the first few */
 		char	env[SPEC_PROGRAM_TEXT];	/* nenv "KEY=VALUE" */
 		int	nenv;
 		char	dir[SPEC_PATH_MAX];	/* the job file's folder: the
@@ -225,8 +231,23 @@ void	spec_cluster_default(struct cluster_spec *);
  * allocation, --spares without one). */
 int	spec_open_cluster(const char *file, int spares, struct cluster_spec *,
 	    FILE *out);
-/* The N of --spares N (0 or more), or -1 with the reason printed to out. */
-int	spec_parse_spares(const char *arg, FILE *out);
+/* The options of every command that opens the cluster (the console,
+ * run, check), as rows of its option table, and the cluster they name:
+ * spec_open_cluster of --cluster and --spares, whose N is checked here;
+ * a simulated cluster (simulate: N) only where simulated_ok, else a
+ * usage error. */
+#define SPEC_CLUSTER_OPTIONS \
+	{ "cluster", 'c', "FILE|slurm", "the cluster file (default: the " \
+	    "embedded local cluster), or the Slurm allocation's nodes" }, \
+	{ "spares", 0, "N", "in a Slurm allocation: keep the last N nodes " \
+	    "free for failover" }
+int	spec_open_cluster_args(const struct cmd_args *, bool simulated_ok,
+	    struct cluster_spec *, FILE *out);
+
+/* For a node's host that is this machine over SSH (localhost, 127.x,
+ * ::1), the hint that only host: local runs a node here without SSH, to
+ * follow a failed connection's message; "" for any other host. */
+const char *spec_host_hint(const char *host);
 
 /* Whether a file looks like a cluster file (a top-level "cluster" or
  * "nodes" key) rather than a job file; used by hunter validate. */

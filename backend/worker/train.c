@@ -35,6 +35,36 @@ train_event(struct trainer *t, enum event_kind kind, const char *fmt, ...)
 	t->hooks->on_event(t->hooks->ctx, kind, reason);
 }
 
+/* The exchange this rank's steps go through, for the started event: the
+ * effective method and density, since the job file may not say them. */
+static const char *
+train_exchange_said(const struct trainer *t, char *buf, size_t size)
+{
+	enum spec_compress	 m = t->job->compression.method;
+	int			 epochs = t->job->compression.warmup_epochs;
+	int			 steps = t->job->compression.warmup_steps;
+
+	if (t->cfg->world < 2)
+		snprintf(buf, size, "no exchange (1 rank)");
+	else if (t->comp == NULL)
+		snprintf(buf, size, "dense exchange (compression none)");
+	else if (m == COMPRESS_FP16)
+		snprintf(buf, size, "compression fp16");
+	else {
+		char	 warm[96] = "no warm-up";
+
+		if (epochs > 0 || steps > 0)
+			snprintf(warm, sizeof warm, "warming up from %g over "
+			    "%.0d%s%s%.0d%s", t->job->compression.warmup_density,
+			    epochs, epochs == 0 ? "" : epochs == 1 ? " epoch" :
+			    " epochs", epochs > 0 && steps > 0 ? " or " : "",
+			    steps, steps > 0 ? " steps" : "");
+		snprintf(buf, size, "compression %s at density %g (%s)",
+		    spec_compress_name(m), t->job->compression.density, warm);
+	}
+	return buf;
+}
+
 /* A cuda rank computes its micro-batches on the device; the host model
  * keeps the parameters of record (model-gpu.h). */
 static int
@@ -398,6 +428,7 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	double		 t0 = clock_mono(), train_s = 0, wait_s = 0;
 	long		 first_step;
 	int		 stopped = 0;
+	char		 said[160];
 	struct loader_source src;
 
 	memset(sum, 0, sizeof *sum);
@@ -414,9 +445,10 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	    cfg->job->data.prefetch, t.epoch, t.step_in_epoch, end_epoch);
 	loader_set_delay_ms(t.loader, cfg->slow_data_ms);
 	train_event(&t, EV_STARTED, "%s: %s, %zu parameters, micro-batch %d x "
-	    "accum %d x %d ranks%s%.0d", cfg->job->name, t.model->type->name,
-	    t.model->n_params, t.micro, t.accum, cfg->world, t.ovl != NULL ?
-	    ", the exchange overlapped, buckets: " : "",
+	    "accum %d x %d ranks, %s%s%.0d", cfg->job->name,
+	    t.model->type->name, t.model->n_params, t.micro, t.accum,
+	    cfg->world, train_exchange_said(&t, said, sizeof said),
+	    t.ovl != NULL ? ", the exchange overlapped, buckets: " : "",
 	    train_overlap_buckets(&t));	/* %.0d: nothing for 0 */
 
 	train_summary_state(sum, "finished");

@@ -19,6 +19,7 @@
  * collectives) are in worker-hooks.c.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -391,8 +392,8 @@ worker_train(struct worker *w, const struct launch_order *l,
 	return rc;
 }
 
-int
-worker_main(int argc, char **argv)
+static int
+worker_run(const struct cmd_args *a)
 {
 	struct worker		 w = { .fd = -1 };
 	struct train_hooks	 hooks = { .ctx = &w, .on_epoch = worker_on_epoch,
@@ -405,13 +406,16 @@ worker_main(int argc, char **argv)
 	pthread_t		 reader, heart;
 	char			 err[1024];
 	int			 rc = 1;
+	long long		 fd = -1;
 
-	if (argc != 3 || strcmp(argv[1], "--fd") != 0) {
-		fprintf(stderr, "usage: hunter worker --fd N (started by "
-		    "hunter agent)\n");
+	if (cmd_get_long(a, "fd", 0, INT_MAX, &fd) != 0)
+		return 2;
+	if (fd < 0) {
+		fprintf(stderr, "hunter worker: --fd is required (an agent "
+		    "starts workers)\n");
 		return 2;
 	}
-	w.fd = atoi(argv[2]);
+	w.fd = (int)fd;
 	if (worker_read_launch(w.fd, &l, err, sizeof err) != 0) {
 		fprintf(stderr, "hunter worker: %s\n", err);
 		launch_free(&l);
@@ -468,9 +472,24 @@ done:
 	return rc;
 }
 
+static const struct cmd_option worker_options[] = {
+	{ "fd", 0, "N", "the socket to the agent, for the launch and every "
+	    "frame (required)" },
+	{ NULL }
+};
+
 const struct cmd_entry cmd_worker_entry = {
 	.name = "worker",
 	.usage = "--fd N",
 	.summary = "(started by an agent) one training rank",
-	.exec = worker_main,
+	.options = worker_options,
+	.args_min = 0,
+	.args_max = 0,
+	.exec = worker_run,
 };
+
+int
+worker_main(int argc, char **argv)
+{
+	return cmd_main(&cmd_worker_entry, argc, argv);
+}

@@ -6,6 +6,7 @@
 
 #include "lib/cmd-entry.h"
 
+/* hunter worker's entry, parsed by cmd_main (for tests that fork one). */
 int	worker_main(int argc, char **argv);
 extern const struct cmd_entry cmd_worker_entry;
 

@@ -3,8 +3,9 @@
 # shortened to seconds: 1 rank, 2 layers of 64 channels, 64 bytes of
 # context, 60 KB of the fortunes.  The loss of the first step is about
 # ln 256 = 5.55 nats a byte; the validation loss at the end is below 3.0;
-# hunter sample on the last checkpoint writes text of which at least 70%
-# of the bytes are letters, spaces and punctuation.
+# hunter sample of the job's name takes its newest checkpoint and writes
+# text of which at least 70% of the bytes are letters, spaces and
+# punctuation, the same text as from the checkpoint's file.
 . "$SRCDIR/tests/integration/lib.sh"
 . "$SRCDIR/tests/integration/gpt-lib.sh"
 gpt_text "$T/text.txt" 60000
@@ -25,8 +26,21 @@ echo "first step's loss $first, final validation loss $last ($state)"
 "$PY" -c "import sys; f, l = map(float, sys.argv[1:]); sys.exit(0 if 5.2 < f < 5.9 and l < 3.0 else 1)" \
 	"$first" "$last" || fail "the loss did not fall from about 5.55 to below 3.0"
 ck=$(jget "$T/run" summary checkpoint)
+# By the job's name: its newest checkpoint, the run's last.
+"$HUNTER" sample --prompt "The " --tokens 400 --temperature 0.8 --seed 2 text-gpt \
+	> "$T/sample" 2> "$T/sample.err" || { cat "$T/sample.err"; fail "hunter sample exited $?"; }
+cat "$T/sample.err"
+grep -qx "hunter sample: the newest checkpoint of text-gpt: $ck" "$T/sample.err" ||
+	fail "hunter sample text-gpt did not take the run's last checkpoint, $ck"
 "$HUNTER" sample --prompt "The " --tokens 400 --temperature 0.8 --seed 2 "$ck" \
-	> "$T/sample" || fail "hunter sample exited $?"
+	> "$T/sample2" || fail "hunter sample of the file exited $?"
+cmp -s "$T/sample" "$T/sample2" || fail "the job's name and its file gave other text"
+set +e
+"$HUNTER" sample no-such-job > "$T/none" 2>&1
+rc=$?
+set -e
+[ "$rc" = 1 ] && grep -q "no-such-job: no such file, and no checkpoint of a job no-such-job in $HUNTER_STATE_DIR/checkpoints/no-such-job" "$T/none" ||
+	{ cat "$T/none"; fail "a name that is neither a file nor a job: exit $rc"; }
 head -c 300 "$T/sample"; echo
 "$PY" - "$T/sample" <<'PYEOF' || fail "the sample is not text"
 import string, sys

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Issue 21, placement: a job that says nothing about placement runs
 # wherever its ranks fit.  Two local nodes in racks a and b with one CPU
-# slot each, and a 2-rank job with no placement keys: the default rack
-# placement takes its group size from the job (2 ranks / 2 racks = 1), so
+# slot each, and a 2-rank job with no placement keys: no rack holds the
+# whole job (which would keep it in one rack), so the default rack
+# placement takes its group size from the job (2 ranks / 2 racks = 1) and
 # it trains to the end (it was refused: "no rack has 2 free slots for a
 # group (group_size 2)").  The same job with group_size: 2 is split over
 # the racks, and the placed event says so; with placement: rack and

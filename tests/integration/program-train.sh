@@ -72,7 +72,9 @@ dead = max(x["step"] for x in b if x["t"] == "metrics" and x.get("generation", 0
 print("resumed from step %d; the last step before the kill %d: %d lost (interval 20)"
       % (step, dead, dead - step))
 assert "rank 1 on" in fo[0]["reason"] and "killed by signal 9" in fo[0]["reason"]
-assert 0 <= dead - step <= 20
+# A rank reports at most once a second: the checkpoint it declared may be
+# of a step past the last one its metrics said.
+assert dead - step <= 20
 assert sb["state"] == "finished" and abs(sa["test_acc"] - sb["test_acc"]) <= 0.005
 PYEOF
 pass "real data to >= 0.85; kill -9 of rank 1 resumed from the declared checkpoint"

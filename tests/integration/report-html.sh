@@ -93,6 +93,24 @@ for kind, why in (("paused", "holding at the step boundary"),
     print("%s: %s" % (kind, e[0][:120] if e else None))
     assert e and any(why in t for t in e), (kind, e)
 PYEOF
+# The timeline's labels do not run into each other (placed, then each
+# rank's started, come within a second): a label is 6 px a character at
+# most in its 10px font.
+"$PY" - "$page" <<'PYEOF' || fail "see above"
+import re, sys
+tl = re.search(r'<svg class="timeline".*?</svg>', open(sys.argv[1]).read(), re.S)
+labels = re.findall(r'<text class="marklbl" x="([0-9.]+)" y="([0-9]+)">([^<]*)</text>',
+                    tl.group(0))
+rows = {}
+for x, y, text in labels:
+    rows.setdefault(y, []).append((float(x), text))
+for y, row in rows.items():
+    row.sort()
+    for (x0, t0), (x1, t1) in zip(row, row[1:]):
+        assert x1 >= x0 + 6 * len(t0), "%r at %.1f runs into %r at %.1f (y %s)" % (
+            t0, x0, t1, x1, y)
+print("timeline: %d labels, none overlapping" % len(labels))
+PYEOF
 # A rotated journal (journal.jsonl.1 older than journal.jsonl) tells the
 # same story.
 j="$HUNTER_STATE_DIR/journal.jsonl"

@@ -1,7 +1,9 @@
 #!/bin/sh
 # Scheduler check 5: pause, resume, checkpoint, migrate and stop through
 # `hunter ctl`.  After a migration the final weights are bit-identical to
-# those of a run without it (same seed, same world size).
+# those of a run without it (same seed, same world size).  A migrate of a
+# rank or to a node that is not there is refused, naming which, with the
+# nodes the rank could move to.
 . "$SRCDIR/tests/integration/lib.sh"
 mkdata "$T/data" 4000 64
 small_job "$T/j.yaml" ctljob "$T/data"
@@ -41,7 +43,15 @@ set +e
 "$HUNTER" ctl ctljob migrate 7 local3 > "$T/bad" 2>&1
 rc=$?
 set -e
-[ "$rc" = 1 ] && grep -q "migrate needs a rank" "$T/bad" || { cat "$T/bad"; fail "bad migrate accepted"; }
+[ "$rc" = 1 ] && grep -q "migrate: ctljob has no rank 7 (its ranks are 0..1)" "$T/bad" ||
+	{ cat "$T/bad"; fail "bad migrate accepted"; }
+set +e
+"$HUNTER" ctl ctljob migrate 1 local9 > "$T/bad" 2>&1
+rc=$?
+set -e
+cat "$T/bad"
+[ "$rc" = 1 ] && grep -q "migrate: no node 'local9' in the cluster; rank 1 of ctljob could move to: local[0-2]" "$T/bad" ||
+	fail "a migrate to no node: it should name the node and where the rank could go"
 wait $run || fail "the controlled run exited $?"
 [ "$(jget "$T/out" summary state)" = finished ] || fail "not finished"
 grep '"kind":"migrated"' "$T/out" | grep -q 'rank 1: local[0-2] -> local3 (operator)' || fail "migration reason"

@@ -138,6 +138,41 @@ t_rack_default_group(void **state)
 	free(c.nodes);
 }
 
+/* The embedded cluster (racks r1: two 2-slot nodes; r2: one, and a
+ * spare): a job with no placement keys that fits in a rack stays in one
+ * rack, whatever its size; one that fits in none is cut over the racks;
+ * placement: spread still spreads. */
+static void
+t_rack_stays(void **state)
+{
+	struct cluster_spec c;
+	struct job_spec	 j;
+	int		 used[4], node_of[5];
+	char		 err[256];
+
+	(void)state;
+	spec_cluster_default(&c);
+	for (int ranks = 1; ranks <= 4; ranks++) {
+		memset(used, 0, sizeof used);
+		job(&j, "fits", ranks, PLACEMENT_RACK, 0);
+		assert_int_equal(place_job(&c, &j, used, node_of, err,
+		    sizeof err), 0);
+		for (int r = 1; r < ranks; r++)
+			assert_string_equal(c.nodes[node_of[r]].rack,
+			    c.nodes[node_of[0]].rack);
+		assert_string_equal(err, "");
+	}
+	memset(used, 0, sizeof used);
+	job(&j, "wide", 5, PLACEMENT_RACK, 0);
+	assert_int_equal(place_job(&c, &j, used, node_of, err, sizeof err), 0);
+	assert_true(used[0] + used[1] > 0 && used[2] > 0);
+	memset(used, 0, sizeof used);
+	job(&j, "spread", 2, PLACEMENT_SPREAD, 0);
+	assert_int_equal(place_job(&c, &j, used, node_of, err, sizeof err), 0);
+	assert_int_not_equal(node_of[0], node_of[1]);
+	spec_cluster_free(&c);
+}
+
 /* Two racks of one one-slot node each: a 2-rank job with no placement
  * keys is placed (groups of 1); an explicit group of 2 is split over the
  * racks and the note says so; strict refuses it as before. */
@@ -221,6 +256,7 @@ main(void)
 		cmocka_unit_test(t_rack_groups),
 		cmocka_unit_test(t_pack_spread_refuse),
 		cmocka_unit_test(t_rack_default_group),
+		cmocka_unit_test(t_rack_stays),
 		cmocka_unit_test(t_rack_split),
 		cmocka_unit_test(t_priority_and_backfill),
 	};

@@ -229,9 +229,63 @@ t_open(void **state)
 	assert_non_null(strstr(text, "not inside a Slurm allocation"));
 	assert_non_null(strstr(text, "--spares is for a Slurm allocation"));
 	fclose(out);
-	assert_int_equal(spec_parse_spares("2", stderr), 2);
-	assert_int_equal(spec_parse_spares("-1", stderr), -1);
-	assert_int_equal(spec_parse_spares("two", stderr), -1);
+}
+
+/* --cluster and --spares as every command that opens the cluster takes
+ * them: a bad N is a usage error before the cluster is looked at. */
+static int
+t_nothing(const struct cmd_args *a)
+{
+	(void)a;
+	return 0;
+}
+
+static void
+t_options(void **state)
+{
+	static const struct cmd_option opts[] = { SPEC_CLUSTER_OPTIONS,
+	    { NULL } };
+	static const struct cmd_entry e = { .name = "t", .options = opts,
+	    .args_max = -1, .exec = t_nothing };
+	const char	*bad[] = { "-1", "two", "", "4097" };
+	struct cluster_spec c;
+	struct cmd_args	 a;
+	FILE		*out = tmpfile();
+	char		 text[2048] = "";
+
+	(void)state;
+	unsetenv("SLURM_JOB_ID");
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char	*argv[] = { "t", "--spares", (char *)bad[i], NULL };
+
+		assert_int_equal(cmd_parse(&e, 3, argv, &a), 0);
+		assert_int_equal(spec_open_cluster_args(&a, false, &c, out),
+		    SPEC_CLUSTER_USAGE);
+		cmd_args_free(&a);
+	}
+	{
+		/* A good N outside an allocation: refused by the cluster. */
+		char	*argv[] = { "t", "--spares=2", NULL };
+
+		assert_int_equal(cmd_parse(&e, 2, argv, &a), 0);
+		assert_int_equal(spec_open_cluster_args(&a, false, &c, out),
+		    SPEC_CLUSTER_USAGE);
+		cmd_args_free(&a);
+	}
+	{
+		char	*argv[] = { "t", "-c", "/nonexistent/c.yaml", NULL };
+
+		assert_int_equal(cmd_parse(&e, 3, argv, &a), 0);
+		assert_int_equal(spec_open_cluster_args(&a, false, &c, out), -1);
+		cmd_args_free(&a);
+	}
+	rewind(out);
+	assert_true(fread(text, 1, sizeof text - 1, out) > 0);
+	assert_non_null(strstr(text, "--spares wants a number of nodes (0 or "
+	    "more), got 'two'"));
+	assert_non_null(strstr(text, "--spares is for a Slurm allocation"));
+	assert_non_null(strstr(text, "/nonexistent/c.yaml"));
+	fclose(out);
 }
 
 static void
@@ -267,6 +321,7 @@ main(void)
 		cmocka_unit_test(t_build),
 		cmocka_unit_test(t_build_errors),
 		cmocka_unit_test(t_open),
+		cmocka_unit_test(t_options),
 		cmocka_unit_test(t_run),
 	};
 

@@ -60,8 +60,8 @@ t_program(void **state)
 	    "/usr/bin/python3");
 	assert_string_equal(spec_program_str(job.program.argv, 4, 3), "5");
 	assert_null(spec_program_str(job.program.argv, 4, 4));
-	assert_int_equal(job.program.argv0_line, 4);
-	assert_int_equal(job.program.argv0_col, 10);
+	assert_int_equal(job.program.argv_line[0], 4);
+	assert_int_equal(job.program.argv_col[0], 10);
 	assert_int_equal(job.program.nenv, 2);
 	assert_string_equal(spec_program_str(job.program.env, 2, 0),
 	    "OMP_NUM_THREADS=1");

@@ -102,7 +102,7 @@ t_defaults(void **state)
 	assert_int_equal(job.train.batch.global, 256);
 	assert_int_equal(job.train.batch.micro, 0);
 	assert_int_equal(job.train.batch.steps_per_trial, 3);
-	assert_int_equal(job.compression.method, COMPRESS_TOPK);
+	assert_int_equal(job.compression.method, COMPRESS_NONE);
 	assert_true(job.compression.density == 0.001);
 	assert_true(job.compression.error_feedback);
 	assert_int_equal(job.checkpoint.every_steps, 200);
@@ -215,6 +215,10 @@ t_ranges(void **state)
 	    "compression.density: must be in (0, 1], got 0");
 	expect_job_error("name: x\ncompression:\n  density: 1.5\n", 3, 12,
 	    "compression.density: must be in (0, 1], got 1.5");
+	/* The default method is none: a density alone asks for nothing. */
+	expect_job_error("name: x\ncompression: {density: 0.01}\n", 2, 15,
+	    "compression.density: applies to method topk or threshold, and "
+	    "the method defaults to none");
 	expect_job_error("name: x\ntrain:\n  batch: {global: 0}\n", 3, 19,
 	    "train.batch.global: must be > 0, got 0");
 	expect_job_error("name: x\ntrain: {seed: -1}\n", 2, 15,
@@ -506,7 +510,9 @@ t_zero_overlap(void **state)
 	assert_int_equal(job.train.bucket_size, 65536);
 	expect_job_error("name: x\ntrain: {zero: 2}\ncompression: {method: "
 	    "none}\n", 2, 9, "train.zero: 0 (off) or 1");
-	expect_job_error("name: x\ntrain: {zero: 1}\n", 2, 9, "train.zero: 1 "
+	assert_int_equal(parse("name: x\ntrain: {zero: 1}\n"), 0);
+	expect_job_error("name: x\ntrain: {zero: 1}\ncompression: {method: "
+	    "topk}\n", 2, 9, "train.zero: 1 "
 	    "needs compression: {method: none}, and this job has topk: ZeRO-1 "
 	    "allgathers the dense parameters");
 	expect_job_error("name: x\ntrain: {zero: 1}\ncompression: {method: "

@@ -21,6 +21,7 @@ hook and a step controller that turns commands into calls at step
 boundaries; it is imported only when asked for.
 """
 
+import atexit
 import json
 import os
 import select
@@ -83,8 +84,13 @@ class Client:
     call is a no-op that costs next to nothing, so one script runs under
     hunter, torchrun or by hand.
 
-    metrics are sent at most every `every` seconds (the newest wins; the
-    agent rates them too); epoch, checkpoint and pause lines go at once.
+    metrics are sent at most every `every` seconds (the agent rates them
+    too).  A call within that time is held, not dropped: the next call
+    that goes out carries the newest figures and what only the held one
+    said, and the held line goes out before an epoch, checkpoint, pause,
+    idle or summary line, at close() and when the program exits, so the
+    last figures before each of those always arrive.  Epoch, checkpoint
+    and pause lines go at once.
     """
 
     def __init__(self, every=0.5, environ=None, hello=True):
@@ -94,6 +100,7 @@ class Client:
         self._buf = b""
         self._last = 0.0
         self._prev = None
+        self._held = None
         self._seq = {c: 0 for c in COMMANDS}
         self._queue = []
         self._callbacks = {}
@@ -107,6 +114,8 @@ class Client:
         if hello:
             self.send({"t": "hello", "proto": 1,
                        "client": "hunter-python/" + __version__})
+        if self._sock is not None:
+            atexit.register(self.flush)
 
     @property
     def active(self):
@@ -142,31 +151,50 @@ class Client:
         screen shows.  Returns whether a line went out."""
         if self._sock is None:
             return False
-        now = time.monotonic()
-        if not force and now - self._last < self.every:
-            return False
-        self._last = now
         line = {"t": "metrics", "step": int(step)}
         if loss is not None:
             line["loss"] = float(loss)
         if samples is not None:
             line["samples"] = float(samples)
-            # Over the span since the last line, which the agent cannot
-            # time as well from its side of the socket.
-            if "samples_per_s" not in extra and self._prev is not None and \
-                    now > self._prev[0] and samples >= self._prev[1]:
-                line["samples_per_s"] = (samples - self._prev[1]) / \
-                    (now - self._prev[0])
-            self._prev = (now, samples)
         for k, v in extra.items():
             if v is not None:
                 line[k] = v if isinstance(v, int) and \
                     not isinstance(v, bool) else float(v)
+        if self._held is not None:
+            # What only the held call said (a rare field) goes along.
+            for k, v in self._held.items():
+                line.setdefault(k, v)
+        if not force and time.monotonic() - self._last < self.every:
+            self._held = line
+            return False
+        return self._send_metrics(line)
+
+    def _send_metrics(self, line):
+        now = time.monotonic()
+        self._held = None
+        self._last = now
+        samples = line.get("samples")
+        if samples is not None:
+            # Over the span since the last line, which the agent cannot
+            # time as well from its side of the socket.
+            if "samples_per_s" not in line and self._prev is not None and \
+                    now > self._prev[0] and samples >= self._prev[1]:
+                line["samples_per_s"] = (samples - self._prev[1]) / \
+                    (now - self._prev[0])
+            self._prev = (now, samples)
         return self.send(line)
+
+    def flush(self):
+        """Send the metrics line held back by the rate, if there is one;
+        whether a line went out."""
+        if self._held is None or self._sock is None:
+            return False
+        return self._send_metrics(self._held)
 
     def epoch(self, epoch, **fields):
         """An epoch's end: epoch, and test_acc, test_loss, loss, step,
         epochs, samples_per_s or any other number."""
+        self.flush()
         line = {"t": "epoch", "epoch": int(epoch)}
         line.update({k: float(v) for k, v in fields.items() if v is not None})
         for k in ("epochs", "step"):
@@ -183,6 +211,7 @@ class Client:
         """No metrics for a while (training is over, or a long evaluation
         or wait for the peers): hunter beats for this rank while it lives,
         up to program.startup, or until its next metrics line."""
+        self.flush()
         return self.send({"t": "idle"})
 
     def checkpoint_path(self, step, suffix=".pt"):
@@ -197,6 +226,7 @@ class Client:
         next generation resumes from the newest one declared
         (HUNTER_RESUME_FROM).  With prune, only HUNTER_CHECKPOINT_KEEP of
         those this process declared are kept."""
+        self.flush()
         ok = self.send({"t": "checkpoint", "step": int(step),
                         "path": os.path.abspath(path)})
         self._declared.append(path)
@@ -212,6 +242,7 @@ class Client:
 
     def paused(self, step):
         """Say that the program holds at step (after a pause command)."""
+        self.flush()
         return self.send({"t": "paused", "step": int(step)})
 
     def resumed(self, step):
@@ -220,6 +251,7 @@ class Client:
     def summary(self, **fields):
         """Numbers for the job's summary (test_acc, samples_per_s,
         bytes_sent, ...); hunter adds the state when the rank exits."""
+        self.flush()
         return self.send(dict({"t": "summary"}, **{
             k: v if isinstance(v, int) and not isinstance(v, bool) else
             float(v) for k, v in fields.items() if v is not None}))
@@ -298,6 +330,7 @@ class Client:
         return self._seq[cmd]
 
     def close(self):
+        self.flush()
         if self._sock is not None:
             self._sock.close()
             self._sock = None
