@@ -270,14 +270,15 @@ check_lock(char *dir, size_t len)
 {
 	pid_t	 holder;
 	int	 fd;
+	char	 err[1024];
 
 	if (statedir_path(dir, len) != 0) {
 		fprintf(stderr, "hunter check: no state directory: set "
 		    "HUNTER_STATE_DIR\n");
 		return -1;
 	}
-	if (mkdir_p(dir, 0700) != 0) {
-		fprintf(stderr, "hunter check: %s: %s\n", dir, strerror(errno));
+	if (statedir_make(dir, err, sizeof err) != 0) {
+		fprintf(stderr, "hunter check: %s\n", err);
 		return -1;
 	}
 	if ((fd = lock_take(dir, &holder)) < 0) {

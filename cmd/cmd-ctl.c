@@ -39,8 +39,10 @@ cmd_ctl(const struct cmd_args *a)
 	}
 	if (strcmp(verb, "migrate") == 0 && a->argc == 4) {
 		known = 1;
+		errno = 0;
 		rank = strtol(a->argv[2], &end, 10);
-		if (*end != '\0' || rank < 0) {
+		if (*end != '\0' || end == a->argv[2] || errno != 0 ||
+		    rank < 0 || rank > INT_MAX) {
 			fprintf(stderr, "hunter ctl: bad rank '%s'\n", a->argv[2]);
 			return 2;
 		}

@@ -19,6 +19,7 @@
 
 #include <jansson.h>
 
+#include "lib/files.h"
 #include "lib/statedir.h"
 #include "lib/xmalloc.h"
 #include "backend/proto/event.h"
@@ -183,6 +184,23 @@ report_free(struct report *rp)
 	json_decref(rp->jobs);
 }
 
+/* A fresh temporary file beside out (lib/files.h), with the mode a
+ * plain fopen would give the page.  The fd, or -1 with errno. */
+static int
+report_tmp(const char *out, char *tmp, size_t len)
+{
+	char		 dir[PATH_MAX], stem[PATH_MAX + 2];
+	const char	*slash = strrchr(out, '/');
+
+	if (slash == NULL)
+		snprintf(dir, sizeof dir, ".");
+	else
+		snprintf(dir, sizeof dir, "%.*s", slash == out ? 1 :
+		    (int)(slash - out), out);
+	snprintf(stem, sizeof stem, ".%s", slash != NULL ? slash + 1 : out);
+	return file_tmp_open(dir, stem, 0666, tmp, len);
+}
+
 static const struct cmd_option report_options[] = {
 	{ "output", 'o', "FILE.html", "where the page goes (default: "
 	    "JOB-report.html)" },
@@ -194,11 +212,11 @@ cmd_report(const struct cmd_args *a)
 {
 	struct report	 rp = { 0 };
 	char		 dir[PATH_MAX], series[PATH_MAX + 80], out[PATH_MAX];
-	char		 tmp[PATH_MAX + 16], err[512];
+	char		 tmp[PATH_MAX + 64], err[512];
 	const char	*output = cmd_get(a, "output");
 	struct stat	 st;
 	FILE		*f;
-	int		 bad, rc;
+	int		 bad, rc, fd;
 
 	rp.job = a->argv[0];
 	if (strchr(rp.job, '/') != NULL || rp.job[0] == '.' ||
@@ -244,10 +262,17 @@ cmd_report(const struct cmd_args *a)
 		snprintf(out, sizeof out, "%s-report.html", rp.job);
 	else
 		snprintf(out, sizeof out, "%s", output);
-	/* Written aside and renamed: a reader never sees half a page. */
-	snprintf(tmp, sizeof tmp, "%s.tmp", out);
-	if ((f = fopen(tmp, "w")) == NULL) {
-		fprintf(stderr, "hunter report: %s: %s\n", tmp, strerror(errno));
+	/* Written aside and renamed: a reader never sees half a page.  The
+	 * directory may be shared (the current one, by default): the
+	 * temporary file's name is one nobody can plant a link under. */
+	if ((fd = report_tmp(out, tmp, sizeof tmp)) < 0 ||
+	    (f = fdopen(fd, "w")) == NULL) {
+		fprintf(stderr, "hunter report: a temporary file beside %s: "
+		    "%s\n", out, strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(tmp);
+		}
 		report_free(&rp);
 		return 1;
 	}

@@ -294,6 +294,8 @@ run_inject(const char *arg, struct submit_opts *so)
 	}
 	if (strcmp(kind, "slow-data") == 0 && rank < 0)
 		so->slow_data_ms = (int)v;
+	else if (strcmp(kind, "slow-sample") == 0 && rank < 0)
+		so->slow_sample_us = (int)v;
 	else if (strcmp(kind, "slow") == 0) {
 		so->slow_ms = (int)v;
 		so->slow_rank = (int)rank;
@@ -308,6 +310,7 @@ run_inject(const char *arg, struct submit_opts *so)
 	return 0;
 bad:
 	fprintf(stderr, "hunter run: bad --inject '%s' (known: slow-data=MS, "
+	    "slow-sample=US, "
 	    "slow=MS[@RANK], leak=SIZE/step[@RANK], crash-at=STEP[@RANK], "
 	    "log-flood=LINES_PER_S[@RANK])\n",
 	    arg);
@@ -328,7 +331,7 @@ static const struct cmd_option run_options[] = {
 	    "steps" },
 	{ "inject", 'i', "KIND=VALUE[@RANK]", "a fault, for tests: slow=MS, "
 	    "leak=SIZE/step, crash-at=STEP, log-flood=LINES_PER_S, "
-	    "slow-data=MS" },
+	    "slow-data=MS, slow-sample=US" },
 	{ NULL }
 };
 

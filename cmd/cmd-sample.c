@@ -21,10 +21,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
+#include "lib/files.h"
 #include "lib/rng.h"
 #include "lib/statedir.h"
 #include "lib/xmalloc.h"
@@ -49,41 +51,87 @@ struct tokenizer {
 	int	 n;
 };
 
+/* The config's fields in spec_gpt_shape's order, and the job keys it
+ * blames for them. */
+static const char *const config_keys[] = { "n_layer", "n_head", "n_embd",
+	"n_positions", "vocab_size" };
+static const char *const spec_keys[] = { "model.layers", "model.heads",
+	"model.channels", "model.context", "model.vocab" };
+
+/*
+ * The model of config.json beside ckpt, into job.  Every field must be
+ * an integer within spec_gpt_shape's bounds, and the weights it
+ * describes must fit in the checkpoint's size, before anything is
+ * allocated: a config that is not the checkpoint's is refused with a
+ * message, never an abort.
+ */
 static int
 sample_config(const char *ckpt, struct job_spec *job)
 {
-	char	 path[4096], dir[4096];
-	json_error_t je;
-	json_t	*c;
-	int	 rc = -1;
+	char		 path[4096], dir[4096], msg[256];
+	long long	 v[5];
+	const char	*bad;
+	json_error_t	 je;
+	struct stat	 st;
+	json_t		*c, *f;
+	size_t		 params;
+	int		 rc = -1, fd;
 
 	snprintf(dir, sizeof dir, "%s", ckpt);
 	snprintf(path, sizeof path, "%s/config.json", dirname(dir));
-	if ((c = json_load_file(path, 0, &je)) == NULL) {
+	if ((fd = file_open_regular(path, 0, msg, sizeof msg)) < 0) {
+		fprintf(stderr, "hunter sample: %s\n", msg);
+		return -1;
+	}
+	c = json_loadfd(fd, 0, &je);
+	close(fd);
+	if (c == NULL) {
 		fprintf(stderr, "hunter sample: %s: %s\n", path, je.text);
 		return -1;
+	}
+	for (int i = 0; i < 5; i++) {
+		f = json_object_get(c, config_keys[i]);
+		if (!json_is_integer(f)) {
+			fprintf(stderr, "hunter sample: %s: %s is %s, not an "
+			    "integer (a GPT-2 config has n_layer, n_head, "
+			    "n_embd, n_positions, vocab_size)\n", path,
+			    config_keys[i], f == NULL ? "missing" :
+			    "of another type");
+			goto out;
+		}
+		v[i] = json_integer_value(f);
+	}
+	if ((bad = spec_gpt_shape(v[0], v[1], v[2], v[3], v[4], &params, msg,
+	    sizeof msg)) != NULL) {
+		for (int i = 0; i < 5; i++) {	/* the config's name for it */
+			if (strcmp(bad, spec_keys[i]) == 0)
+				bad = config_keys[i];
+		}
+		fprintf(stderr, "hunter sample: %s: %s: %s\n", path, bad, msg);
+		goto out;
+	}
+	if (stat(ckpt, &st) != 0) {
+		fprintf(stderr, "hunter sample: %s: %s\n", ckpt, strerror(errno));
+		goto out;
+	}
+	if (params > (size_t)st.st_size / sizeof(float)) {
+		fprintf(stderr, "hunter sample: %s describes %zu parameters "
+		    "(%zu MiB of weights), more than %s holds (%lld bytes): it "
+		    "is not this checkpoint's config\n", path, params,
+		    params * sizeof(float) >> 20, ckpt, (long long)st.st_size);
+		goto out;
 	}
 	spec_job_defaults(job);
 	job->model.type = MODEL_GPT;
 	job->train.optimizer.type = OPTIM_ADAMW;
-	job->model.layers = (int)json_integer_value(json_object_get(c, "n_layer"));
-	job->model.heads = (int)json_integer_value(json_object_get(c, "n_head"));
-	job->model.channels[0] = (int)json_integer_value(json_object_get(c,
-	    "n_embd"));
+	job->model.layers = (int)v[0];
+	job->model.heads = (int)v[1];
+	job->model.channels[0] = (int)v[2];
 	job->model.n_channels = 1;
-	job->model.context = (int)json_integer_value(json_object_get(c,
-	    "n_positions"));
-	job->model.vocab = (int)json_integer_value(json_object_get(c,
-	    "vocab_size"));
-	if (job->model.layers < 1 || job->model.heads < 1 ||
-	    job->model.channels[0] < 1 || job->model.context < 1 ||
-	    job->model.vocab < 1 || job->model.layers > 1024 ||
-	    job->model.channels[0] % job->model.heads != 0 ||
-	    job->model.vocab > 1 << 24 || job->model.context > 1 << 16)
-		fprintf(stderr, "hunter sample: %s: not a GPT-2 config (n_layer, "
-		    "n_head, n_embd, n_positions, vocab_size)\n", path);
-	else
-		rc = 0;
+	job->model.context = (int)v[3];
+	job->model.vocab = (int)v[4];
+	rc = 0;
+out:
 	json_decref(c);
 	return rc;
 }
@@ -171,16 +219,24 @@ static int
 tokenizer_load(const char *path, int vocab, struct tokenizer *tk)
 {
 	uint32_t h[256];
-	FILE	*f = fopen(path, "rb");
+	char	 err[PATH_MAX + 64];
+	int	 fd = file_open_regular(path, 0, err, sizeof err);
+	FILE	*f = fd >= 0 ? fdopen(fd, "rb") : NULL;
 
 	memset(tk, 0, sizeof *tk);
+	if (fd < 0) {
+		fprintf(stderr, "hunter sample: %s\n", err);
+		return -1;
+	}
 	if (f == NULL || fread(h, sizeof h, 1, f) != 1 ||
-	    h[0] != TOKENIZER_MAGIC || (int)h[2] > vocab || h[2] == 0) {
+	    h[0] != TOKENIZER_MAGIC || h[2] > (uint32_t)vocab || h[2] == 0) {
 		fprintf(stderr, "hunter sample: %s: %s\n", path, f == NULL ?
 		    strerror(errno) : "not an llm.c tokenizer for this model "
 		    "(magic 20240328, at most its vocabulary)");
 		if (f != NULL)
 			fclose(f);
+		else
+			close(fd);
 		return -1;
 	}
 	tk->n = (int)h[2];

@@ -30,8 +30,11 @@ console_request(const char *who, json_t *cmd, json_t **answer)
 	}
 	snprintf(path, sizeof path, "%s/console.sock", dir);
 	if ((fd = net_connect_unix(path, err, sizeof err)) < 0) {
-		fprintf(stderr, "hunter %s: no backend is running for %s (%s)\n",
-		    who, dir, err);
+		if (errno == EPERM)	/* someone else's listener */
+			fprintf(stderr, "hunter %s: %s\n", who, err);
+		else
+			fprintf(stderr, "hunter %s: no backend is running for "
+			    "%s (%s)\n", who, dir, err);
 		json_decref(cmd);
 		return -1;
 	}

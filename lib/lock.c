@@ -22,7 +22,8 @@ lock_take(const char *state_dir, pid_t *holder)
 
 	*holder = 0;
 	snprintf(path, sizeof path, "%s/backend.lock", state_dir);
-	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+	    0600)) < 0)
 		return -1;
 	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
 		if ((n = pread(fd, buf, sizeof buf - 1, 0)) > 0) {

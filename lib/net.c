@@ -1,5 +1,7 @@
 /*
- * net.c: unix socket helpers.
+ * net.c: unix socket helpers.  Both ends of every path-named socket
+ * check who is at the other end (SO_PEERCRED): the directory's mode is
+ * not enough once someone else made the directory, or the socket.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -63,6 +65,45 @@ fail:
 }
 
 int
+net_peer_check(int fd, const char *what, char *err, size_t errlen)
+{
+	struct ucred	 cr;
+	socklen_t	 len = sizeof cr;
+	uid_t		 me = geteuid();
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0) {
+		errf(err, errlen, "%s: who is at the other end: %s", what,
+		    strerror(errno));
+		return -1;
+	}
+	if (cr.uid != me && cr.uid != 0) {
+		errf(err, errlen, "%s: the process at the other end (pid %ld) "
+		    "is uid %lu's, not yours (uid %lu): refusing it", what,
+		    (long)cr.pid, (unsigned long)cr.uid, (unsigned long)me);
+		errno = EPERM;
+		return -1;
+	}
+	return 0;
+}
+
+int
+net_accept_unix(int lfd, const char *what, char *err, size_t errlen)
+{
+	int	 fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (fd < 0) {
+		errf(err, errlen, "%s: %s", what, strerror(errno));
+		return -1;
+	}
+	if (net_peer_check(fd, what, err, errlen) != 0) {
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
+	return fd;
+}
+
+int
 net_connect_unix(const char *path, char *err, size_t errlen)
 {
 	struct sockaddr_un sa;
@@ -74,6 +115,11 @@ net_connect_unix(const char *path, char *err, size_t errlen)
 		goto fail;
 	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0)
 		goto fail;
+	if (net_peer_check(fd, path, err, errlen) != 0) {
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
 	return fd;
 fail:
 	saved = errno;

@@ -4,7 +4,10 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
+#include "lib/files.h"
 #include "lib/peak.h"
 #include "lib/statedir.h"
 
@@ -46,14 +49,21 @@ peak_read(const char *dir, double *gflops)
 int
 peak_write(const char *dir, double gflops)
 {
-	char	 path[PATH_MAX + 32], tmp[PATH_MAX + 48];
+	char	 path[PATH_MAX + 32], tmp[PATH_MAX + 64], d[PATH_MAX + 32];
 	FILE	*f;
+	int	 fd;
 
 	if (peak_file(dir, path, sizeof path, 1) != 0)
 		return -1;
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	if ((f = fopen(tmp, "w")) == NULL)
+	snprintf(d, sizeof d, "%s", path);
+	*strrchr(d, '/') = '\0';	/* DIR/bench */
+	if ((fd = file_tmp_open(d, ".sgemm-peak", 0600, tmp, sizeof tmp)) < 0)
 		return -1;
+	if ((f = fdopen(fd, "w")) == NULL) {
+		close(fd);
+		unlink(tmp);
+		return -1;
+	}
 	fprintf(f, "%.3f\n", gflops);
 	if (fclose(f) != 0 || rename(tmp, path) != 0) {
 		remove(tmp);

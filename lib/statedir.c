@@ -1,5 +1,6 @@
 /*
- * statedir.c: where the state directory is, and making directories.
+ * statedir.c: where the state directory is, making directories, and
+ * whether a directory is fit to hold this user's sockets and files.
  */
 #include <errno.h>
 #include <limits.h>
@@ -9,6 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "lib/errf.h"
 
 #include "lib/statedir.h"
 
@@ -59,5 +62,60 @@ mkdir_p(const char *dir, unsigned mode)
 	}
 	if (mkdir(path, mode) != 0 && errno != EEXIST)
 		return -1;
+	return 0;
+}
+
+int
+statedir_check(const char *dir, char *err, size_t errlen)
+{
+	struct stat	 st;
+	uid_t		 me = geteuid();
+
+	if (stat(dir, &st) != 0) {
+		int saved = errno;
+
+		errf(err, errlen, "%s: %s", dir, strerror(errno));
+		errno = saved;
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		errf(err, errlen, "%s: not a directory", dir);
+		errno = ENOTDIR;
+		return -1;
+	}
+	if (st.st_uid != me) {
+		errf(err, errlen, "%s: owned by uid %lu, not by you (uid %lu): "
+		    "whoever owns it could plant a socket or a file there; use "
+		    "a directory of your own (HUNTER_STATE_DIR, or a node's "
+		    "state_dir), or chown it to uid %lu", dir,
+		    (unsigned long)st.st_uid, (unsigned long)me,
+		    (unsigned long)me);
+		errno = EPERM;
+		return -1;
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+		errf(err, errlen, "%s: writable by %s (mode %04o): anyone "
+		    "there could plant a socket or a file; chmod 700 %s",
+		    dir, (st.st_mode & S_IWOTH) != 0 ? "others" : "its group",
+		    (unsigned)(st.st_mode & 07777), dir);
+		errno = EPERM;
+		return -1;
+	}
+	return 0;
+}
+
+int
+statedir_make(const char *dir, char *err, size_t errlen)
+{
+	if (mkdir_p(dir, 0700) != 0) {
+		errf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (statedir_check(dir, err, errlen) != 0)
+		return -1;
+	if (chmod(dir, 0700) != 0) {
+		errf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
 	return 0;
 }

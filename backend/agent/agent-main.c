@@ -41,7 +41,8 @@ agent_daemonize(const char *dir)
 		dup2(fd, 0);
 		close(fd);
 	}
-	if ((fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600)) >= 0) {
+	if ((fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW,
+	    0600)) >= 0) {
 		dup2(fd, 1);
 		dup2(fd, 2);
 		close(fd);
@@ -83,8 +84,8 @@ agent_run(const struct cmd_args *args)
 	snprintf(a.dir, sizeof a.dir, "%s", cmd_get(args, "dir"));
 	if (stdio)
 		return agent_stdio_main(a.node, a.dir, a.idle_exit_s);
-	if (mkdir_p(a.dir, 0700) != 0 || chmod(a.dir, 0700) != 0) {
-		fprintf(stderr, "hunter agent: %s: %s\n", a.dir, strerror(errno));
+	if (statedir_make(a.dir, err, sizeof err) != 0) {
+		fprintf(stderr, "hunter agent: %s\n", err);
 		return 1;
 	}
 	snprintf(path, sizeof path, "%s/agent.sock", a.dir);
@@ -103,7 +104,8 @@ agent_run(const struct cmd_args *args)
 	}
 	snprintf(path, sizeof path, "%s/agent.pid", a.dir);
 	{
-		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+		    O_NOFOLLOW, 0600);
 
 		if (fd >= 0 && (f = fdopen(fd, "w")) != NULL) {
 			fprintf(f, "%ld\n", (long)getpid());

@@ -16,6 +16,7 @@
 
 #include "lib/nvml.h"
 #include "lib/utf8.h"
+#include "lib/net.h"
 #include "lib/xmalloc.h"
 #include "backend/agent/agent.h"
 
@@ -231,14 +232,20 @@ agent_on_peer(int fd, short revents, void *arg)
 		agent_peer_input(p->agent, p);
 }
 
+/* A peer on agent.sock; one of another user (whatever made the socket
+ * reachable to them) is refused and logged. */
 void
 agent_accept(struct agent *a)
 {
-	int	 fd = accept4(a->lfd, NULL, NULL, SOCK_CLOEXEC);
+	char	 err[300];
+	int	 fd = net_accept_unix(a->lfd, "agent.sock", err, sizeof err);
 	struct agent_peer *p;
 
-	if (fd < 0)
+	if (fd < 0) {
+		if (errno == EPERM)
+			agent_log(a, "%s", err);
 		return;
+	}
 	p = xcalloc(1, sizeof *p);
 	p->agent = a;
 	p->fd = fd;

@@ -33,8 +33,8 @@ ranklog_open(struct agent_worker *w, int out, const char *path)
 	w->rate_n = 0;
 	w->held = 0;
 	net_set_nonblock(out, 1);
-	if ((w->logfd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-	    0600)) < 0)
+	if ((w->logfd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
+	    O_NOFOLLOW, 0600)) < 0)
 		w->logfd = -1;		/* the lines still go to the backend */
 }
 

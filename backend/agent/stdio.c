@@ -108,13 +108,13 @@ stdio_start_in_step(const char *node, const char *dir, int idle_exit_s)
 	int	 fd, logfd;
 
 	if ((n = readlink("/proc/self/exe", exe, sizeof exe - 1)) <= 0 ||
-	    mkdir_p(dir, 0700) != 0)
+	    statedir_make(dir, log, sizeof log) != 0)
 		return -1;
 	exe[n] = '\0';
 	snprintf(idle, sizeof idle, "%d", idle_exit_s);
 	snprintf(log, sizeof log, "%s/agent.log", dir);
-	if ((logfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-	    0600)) < 0)
+	if ((logfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
+	    O_NOFOLLOW, 0600)) < 0)
 		return -1;
 	if ((pid = fork()) == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGINT);
@@ -158,7 +158,14 @@ stdio_attach(const char *node, const char *dir, int idle_exit_s,
 	int		 fd;
 
 	snprintf(path, sizeof path, "%s/agent.sock", dir);
-	if ((fd = net_connect_unix(path, err, sizeof err)) >= 0)
+	/* A directory someone else may write to could hold their socket. */
+	if ((statedir_check(dir, err, sizeof err) != 0 && errno != ENOENT) ||
+	    ((fd = net_connect_unix(path, err, sizeof err)) < 0 &&
+	    errno == EPERM)) {
+		fprintf(stderr, "hunter agent --stdio: %s\n", err);
+		return -1;
+	}
+	if (fd >= 0)
 		return fd;
 	if (getenv("SLURM_STEP_ID") != NULL)
 		*in_step = stdio_start_in_step(node, dir, idle_exit_s);
@@ -167,6 +174,8 @@ stdio_attach(const char *node, const char *dir, int idle_exit_s,
 	for (int waited = 0; waited < STDIO_START_TIMEOUT_MS; waited += 10) {
 		if ((fd = net_connect_unix(path, err, sizeof err)) >= 0)
 			return fd;
+		if (errno == EPERM)
+			break;
 		nanosleep(&ts, NULL);
 	}
 	fprintf(stderr, "hunter agent --stdio: the agent of %s did not start "

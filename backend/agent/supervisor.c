@@ -42,6 +42,20 @@ agent_worker_slot(struct agent *a)
 	return &a->workers[a->nworkers++];
 }
 
+/* A slot agent_spawn took and did not use: closed and exited (so nothing
+ * signals pid 0, its own group), and given back when it was the last. */
+static void
+agent_worker_release(struct agent *a, struct agent_worker *w)
+{
+	if (w->prog != NULL)
+		program_free(w);
+	memset(w, 0, sizeof *w);
+	w->fd = w->out = w->logfd = -1;
+	w->exited = true;
+	if (w == &a->workers[a->nworkers - 1])
+		a->nworkers--;
+}
+
 static void
 agent_on_worker(int fd, short revents, void *arg)
 {
@@ -86,13 +100,15 @@ agent_spawn(struct agent *a, const json_t *launch, char *err, size_t errlen)
 		    AGENT_MAX_WORKERS);
 		return -1;
 	}
-	/* A program job's rank runs the operator's program (program.c). */
-	if (json_object_get(launch, "program") != NULL &&
-	    (prog = program_prepare(a, launch, err, errlen)) == NULL)
-		return -1;
 	memset(w, 0, sizeof *w);
 	w->fd = w->out = w->logfd = -1;
 	w->exited = true;
+	/* A program job's rank runs the operator's program (program.c). */
+	if (json_object_get(launch, "program") != NULL &&
+	    (prog = program_prepare(a, launch, err, errlen)) == NULL) {
+		agent_worker_release(a, w);
+		return -1;
+	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
 		snprintf(err, errlen, "socketpair: %s", strerror(errno));
 		goto fail;
@@ -159,10 +175,8 @@ agent_spawn(struct agent *a, const json_t *launch, char *err, size_t errlen)
 	agent_log(a, "started %s rank %d as pid %ld", l.job, w->rank, (long)pid);
 	return 0;
 fail:
-	if (prog != NULL) {
-		w->prog = prog;
-		program_free(w);
-	}
+	w->prog = prog;
+	agent_worker_release(a, w);
 	return -1;
 }
 
@@ -299,10 +313,11 @@ agent_signal_workers(struct agent *a, const char *job, int rank, int sig)
 	for (int i = 0; i < a->nworkers; i++) {
 		struct agent_worker *w = &a->workers[i];
 
-		if (w->exited || (job != NULL && strcmp(job, w->job) != 0) ||
+		if (w->exited || w->pid <= 0 ||
+		    (job != NULL && strcmp(job, w->job) != 0) ||
 		    (rank >= 0 && rank != w->rank))
 			continue;
-		kill(-w->pid, sig);
+		kill(-w->pid, sig);	/* never -0: the agent's own group */
 	}
 }
 

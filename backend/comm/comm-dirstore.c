@@ -2,8 +2,8 @@
  * comm-dirstore.c: a rendezvous store over a directory, for ranks on one
  * host with no backend between them (hunter bench comm, the tests).  Each
  * key is one file named by the key, escaped so that names stay distinct;
- * a value is written to a temporary file and renamed, so a reader never
- * sees half of one.
+ * a value is written to a temporary file (lib/files.h: a name nobody
+ * guesses) and renamed, so a reader never sees half of one.
  */
 #include <errno.h>
 #include <limits.h>
@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "lib/clock.h"
+#include "lib/files.h"
 #include "lib/xmalloc.h"
 #include "backend/comm/comm.h"
 
@@ -39,23 +40,23 @@ dirstore_path(const char *dir, const char *key, char *path, size_t len)
 static int
 dirstore_set(void *ctx, const char *key, const void *val, size_t len)
 {
-	static unsigned	 seq;
 	const char	*dir = ctx;
 	char		 path[PATH_MAX], tmp[PATH_MAX + 32];
-	FILE		*f;
-	int		 ok;
+	const char	*p = val;
+	ssize_t		 n;
+	int		 fd;
 
 	dirstore_path(dir, key, path, sizeof path);
-	snprintf(tmp, sizeof tmp, "%s/.tmp.%ld.%u", dir, (long)getpid(),
-	    __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
-	if ((f = fopen(tmp, "wb")) == NULL)
+	if ((fd = file_tmp_open(dir, ".key", 0600, tmp, sizeof tmp)) < 0)
 		return -1;
-	ok = fwrite(val, 1, len, f) == len;
-	if (fclose(f) != 0 || !ok || rename(tmp, path) != 0) {
-		unlink(tmp);
-		return -1;
+	for (size_t done = 0; done < len; done += (size_t)n) {
+		if ((n = write(fd, p + done, len - done)) <= 0) {
+			close(fd);
+			unlink(tmp);
+			return -1;
+		}
 	}
-	return 0;
+	return file_tmp_commit(fd, tmp, path, 0);
 }
 
 static int

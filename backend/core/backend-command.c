@@ -115,8 +115,11 @@ backend_command(struct backend *b, const json_t *cmd)
 	struct job_state *j;
 	char		 err[1024];
 
-	if (c == NULL)
+	/* Its fields first: a job that is a string, a rank that fits. */
+	if (proto_cmd_check(cmd, err, sizeof err) != 0) {
+		backend_event(b, name, EV_REFUSED, -1, NULL, "%s", err);
 		return -1;
+	}
 	if (strcmp(c, "detach") == 0) {
 		b->detach = true;
 		return 0;
@@ -134,7 +137,7 @@ backend_command(struct backend *b, const json_t *cmd)
 		}
 		return 0;
 	}
-	if ((j = backend_job(b, name)) == NULL || job_done(j)) {
+	if (name == NULL || (j = backend_job(b, name)) == NULL || job_done(j)) {
 		backend_event(b, name, EV_REFUSED, -1, NULL, "no running job "
 		    "named '%s'", name ? name : "");
 		return -1;

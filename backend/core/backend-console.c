@@ -1,10 +1,13 @@
 /*
  * backend-console.c: console.sock's clients (hunter ctl, a takeover, the
- * front ends of other processes): at most MAX_CONSOLE_PEERS of them, a
- * command frame each answered ok or with the reason it was refused, the
- * ones beyond refused with a word, the silent ones closed.
+ * front ends of other processes): this user's only (SO_PEERCRED), at most
+ * MAX_CONSOLE_PEERS of them, a command frame each answered ok or with the
+ * reason it was refused (its fields are checked first: proto_cmd_check),
+ * the ones beyond refused with a word, the silent ones and the ones whose
+ * request is not whole CONSOLE_IDLE_S after its first byte closed.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,18 +112,27 @@ backend_console_close(struct backend *b, struct console_peer *p)
 	free(p);
 }
 
+/*
+ * What a client sent.  Its clock (last_seen) starts at its accept, at
+ * the first byte of a request and at each request it completed; bytes
+ * that trickle in do not restart it, so a request must be whole within
+ * CONSOLE_IDLE_S of its first byte.
+ */
 static void
 backend_console_input(struct backend *b, struct console_peer *p)
 {
 	json_t		*msg;
+	bool		 partial = p->rd.len > p->rd.off, whole = false;
 	ssize_t		 n = proto_reader_fill(&p->rd, p->fd);
 	int		 rc;
 
-	p->last_seen = clock_mono();
 	while ((rc = proto_reader_next(&p->rd, &msg)) == 1) {
 		backend_console_frame(b, p, msg);
 		json_decref(msg);
+		whole = true;
 	}
+	if (whole || (!partial && p->rd.len > p->rd.off))
+		p->last_seen = clock_mono();
 	/* A peer that stopped reading its answers is dropped, too. */
 	if (rc < 0 || n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR) ||
 	    p->q.err != 0)
@@ -147,13 +159,17 @@ void
 backend_console_accept(struct backend *b)
 {
 	struct proto_queue q;
-	char	 err[128], why[160];
+	char	 err[300], why[160];
 	json_t	*m;
-	int	 fd = accept4(b->console_fd, NULL, NULL, SOCK_CLOEXEC);
+	int	 fd = net_accept_unix(b->console_fd, "console.sock", err,
+	    sizeof err);
 	struct console_peer *p;
 
-	if (fd < 0)
+	if (fd < 0) {
+		if (errno == EPERM)	/* another user's */
+			backend_event(b, NULL, EV_REFUSED, -1, NULL, "%s", err);
 		return;
+	}
 	if (b->npeers < MAX_CONSOLE_PEERS) {
 		p = xcalloc(1, sizeof *p);
 		p->b = b;

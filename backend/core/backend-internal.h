@@ -28,7 +28,9 @@ struct console_peer {
 	struct evloop_fd *ev;		/* fd in the backend's loop */
 	struct proto_reader rd;
 	struct proto_queue q;		/* its answers */
-	double		 last_seen;	/* CLOCK_MONOTONIC of its last bytes */
+	double		 last_seen;	/* CLOCK_MONOTONIC of its accept, its
+					 * last whole request or the first
+					 * byte of the one under way */
 };
 
 struct backend {

@@ -11,15 +11,18 @@
  * is placed on what it was given.  Fixed jobs and jobs between phases are
  * in the request as they stand, where the policy may not move them.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "lib/clock.h"
 #include "lib/xmalloc.h"
 #include "backend/sched/goodput.h"
 #include "backend/sched/policy.h"
+#include "backend/sched/policy-json.h"
 #include "backend/core/backend-internal.h"
 
 #define SCHED_ROWS_MAX	512
@@ -270,6 +273,33 @@ sched_place(struct backend *b, struct job_state *j, const int *node_of,
 	backend_launch_job(b, j, "the scheduler's allocation");
 }
 
+/*
+ * Each decision, its request and its reply as the protocol's lines, into
+ * STATE/sched.jsonl (begun again past SCHED_LOG_MAX): what the policy
+ * was told and said, for an operator to read and for `hunter sched
+ * decide` to be asked again.
+ */
+#define SCHED_LOG_MAX	(4L << 20)
+static void
+sched_log(struct backend *b, const struct policy_request *req,
+    const struct policy_reply *rep)
+{
+	char		 path[PATH_MAX + 32], *a, *r;
+	struct stat	 st;
+	FILE		*f;
+
+	snprintf(path, sizeof path, "%s/sched.jsonl", b->dir);
+	if ((f = fopen(path, stat(path, &st) == 0 && st.st_size >
+	    SCHED_LOG_MAX ? "w" : "a")) == NULL)
+		return;
+	a = policy_json_request(req);
+	r = policy_json_reply(req, rep);
+	fprintf(f, "%s\n%s\n", a, r);
+	free(a);
+	free(r);
+	fclose(f);
+}
+
 /* What the policy decided, carried out. */
 static void
 sched_apply(struct backend *b, const struct sched_req *q,
@@ -324,8 +354,11 @@ sched_tick(struct backend *b, double now)
 	if (policy_decide(b->sched_policy, &req, &rep, err, sizeof err) != 0)
 		backend_event(b, NULL, EV_REFUSED, -1, NULL, "the scheduler "
 		    "(%s): %s", b->sched_policy->name, err);
-	else
+	else {
+		if (b->dir[0] != '\0')
+			sched_log(b, &req, &rep);
 		sched_apply(b, &q, &rep);
+	}
 	policy_reply_free(&rep);
 out:
 	sched_req_free(&q);

@@ -193,6 +193,13 @@ backend_fd_limit(struct backend *b, const struct cluster_spec *c)
 		    "many open files\"", c->n_nodes, got, want);
 }
 
+/* The journal could not take a record (a full disk), or can again. */
+static void
+backend_journal_trouble(void *ctx, const char *what)
+{
+	backend_event(ctx, NULL, EV_WARNING, -1, NULL, "%s", what);
+}
+
 struct backend *
 backend_open(const struct backend_opts *o, char *err, size_t errlen)
 {
@@ -216,10 +223,8 @@ backend_open(const struct backend_opts *o, char *err, size_t errlen)
 		snprintf(err, errlen, "no state directory: set HUNTER_STATE_DIR");
 		goto fail;
 	}
-	if (mkdir_p(b->dir, 0700) != 0 || chmod(b->dir, 0700) != 0) {
-		snprintf(err, errlen, "%s: %s", b->dir, strerror(errno));
+	if (statedir_make(b->dir, err, errlen) != 0)
 		goto fail;
-	}
 	if (backend_take_lock(b, o->takeover, err, errlen) != 0)
 		goto fail;
 	{
@@ -236,6 +241,7 @@ backend_open(const struct backend_opts *o, char *err, size_t errlen)
 	snprintf(path, sizeof path, "%s/journal.jsonl", b->dir);
 	if ((b->journal = journal_open(path, err, errlen)) == NULL)
 		goto fail;
+	journal_on_trouble(b->journal, backend_journal_trouble, b);
 	/* For tests: rotate a journal at this size (bytes). */
 	if (getenv("HUNTER_JOURNAL_MAX_BYTES") != NULL)
 		journal_set_limit(b->journal, atoll(getenv(

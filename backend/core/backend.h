@@ -72,6 +72,8 @@ struct submit_opts {
 	int	 stop_after_epochs;
 	int	 trace_steps;
 	int	 slow_data_ms;
+	int	 slow_sample_us;	/* every generation: a device linear
+					 * in its samples */
 	/* Faults for tests (--inject), each on one rank (-1: every rank),
 	 * for the first launch only. */
 	int	 slow_ms, slow_rank;

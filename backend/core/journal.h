@@ -50,10 +50,18 @@ int		 journal_rotate(struct journal *, char *err, size_t errlen);
 /* The fsyncs done so far (for tests). */
 long		 journal_syncs(const struct journal *);
 
+/* Told what went wrong, once a failure (a full disk): the first record
+ * the file did not take, and the first it took again.  A write that came
+ * back short is cut back to the last whole record first. */
+typedef void	(*journal_trouble_fn)(void *ctx, const char *what);
+void		 journal_on_trouble(struct journal *, journal_trouble_fn,
+		    void *ctx);
+
 /*
- * Call fn for each complete, valid line of path in order.  Returns the
- * number of records, or -1 if the file cannot be read.  *bad gets the
- * number of lines skipped (cut or not JSON), with the first in err.
+ * Call fn for each complete, valid line of path in order (a journal, or
+ * any file of JSON lines: the series).  Returns the number of records,
+ * or -1 if the file cannot be read.  *bad gets the number of lines
+ * skipped (cut or not JSON), with the first in err as "PATH:LINE: why".
  */
 int		 journal_replay(const char *path,
 		    void (*fn)(void *ctx, json_t *rec), void *ctx, int *bad,

@@ -2,6 +2,13 @@
  * metrics-http.c: the Prometheus endpoint's HTTP side (metrics-http.h):
  * libmicrohttpd on one internal thread, the newest rendering and the
  * handshake with the backend's loop that produces it.
+ *
+ * Slow clients cannot starve it: connections are bounded in all
+ * (HTTP_CONNS) and per address (HTTP_PER_ADDR), and a request must be
+ * whole within REQUEST_S of the connection's start (or of the end of its
+ * last request): libmicrohttpd's own timeout starts again at every byte,
+ * so a client sending a header line every few seconds held its slot for
+ * ever.  A thread of its own (mh_sweep) shuts such connections down.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -11,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/socket.h>
 
 #include <microhttpd.h>
 
@@ -24,6 +32,26 @@
 #define LINGER_MIN_S	3.0
 #define LINGER_MAX_S	10.0
 #define CONTENT_TYPE	"text/plain; version=0.0.4; charset=utf-8"
+/* Prometheus holds one connection a server: a few scrapers fit many
+ * times over.  Past the total a connection waits in the backlog, past
+ * the per-address bound it is closed as it comes; slow ones make room
+ * after REQUEST_S, so even clients of many addresses (all of 127/8 is
+ * this host) cannot keep a scrape out for longer. */
+#define HTTP_CONNS	256
+#define HTTP_PER_ADDR	8
+#define REQUEST_S	5.0	/* from a request's first byte to its end */
+#define SWEEP_S		0.25	/* how often the sweeper looks */
+
+/* A connection, from its start to its close (libmicrohttpd's socket
+ * context): while no request of it is being answered, it must send one
+ * whole within REQUEST_S of since. */
+struct mh_conn {
+	int		 fd;
+	double		 since;
+	bool		 busy;		/* a request of it is being answered */
+	bool		 cut;		/* shut down by the sweeper */
+	struct mh_conn	*next, *prev;
+};
 
 struct metrics_http {
 	struct MHD_Daemon *d;
@@ -40,6 +68,10 @@ struct metrics_http {
 	bool		 closing;	/* no more renderings will come */
 	double		 last_scrape, gap;
 	bool		 final_served;	/* since closing, sent whole */
+
+	struct mh_conn	*conns;		/* open connections (mu) */
+	pthread_t	 sweeper;
+	bool		 stop_sweep;	/* (mu) */
 
 	/* The server thread's own: the response made from text, shared by
 	 * every scrape until the next rendering. */
@@ -115,6 +147,84 @@ mh_text(struct MHD_Connection *c, unsigned status, const char *text)
 	return rc;
 }
 
+/* Mark c's connection as being answered (busy) or as waiting for its
+ * next request from now. */
+static void
+mh_conn_busy(struct metrics_http *m, struct MHD_Connection *c, bool busy)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c,
+	    MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct mh_conn	*k = ci != NULL ? ci->socket_context : NULL;
+
+	if (k == NULL)
+		return;
+	pthread_mutex_lock(&m->mu);
+	k->busy = busy;
+	k->since = clock_mono();
+	pthread_mutex_unlock(&m->mu);
+}
+
+/* A connection starts or ends: its record in m->conns. */
+static void
+mh_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+    enum MHD_ConnectionNotificationCode code)
+{
+	struct metrics_http *m = cls;
+	const union MHD_ConnectionInfo *ci;
+	struct mh_conn	*k;
+
+	pthread_mutex_lock(&m->mu);
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		ci = MHD_get_connection_info(c,
+		    MHD_CONNECTION_INFO_CONNECTION_FD);
+		k = xcalloc(1, sizeof *k);
+		k->fd = ci != NULL ? ci->connect_fd : -1;
+		k->since = clock_mono();
+		if ((k->next = m->conns) != NULL)
+			k->next->prev = k;
+		m->conns = k;
+		*socket_context = k;
+	} else if ((k = *socket_context) != NULL) {
+		/* Told before libmicrohttpd closes the fd: the sweeper,
+		 * under the same lock, never touches a reused number. */
+		if (k->prev != NULL)
+			k->prev->next = k->next;
+		else
+			m->conns = k->next;
+		if (k->next != NULL)
+			k->next->prev = k->prev;
+		free(k);
+		*socket_context = NULL;
+	}
+	pthread_mutex_unlock(&m->mu);
+}
+
+/* Shut down the connections whose request is not whole in time; the
+ * server thread then sees them end and closes them. */
+static void *
+mh_sweep(void *arg)
+{
+	struct metrics_http *m = arg;
+	struct timespec	 ts;
+	double		 now;
+
+	pthread_mutex_lock(&m->mu);
+	while (!m->stop_sweep) {
+		now = clock_mono();
+		for (struct mh_conn *k = m->conns; k != NULL; k = k->next) {
+			if (!k->busy && !k->cut && k->fd >= 0 &&
+			    now - k->since > REQUEST_S) {
+				shutdown(k->fd, SHUT_RDWR);
+				k->cut = true;
+			}
+		}
+		mh_timespec(now + SWEEP_S, &ts);
+		pthread_cond_timedwait(&m->cv, &m->mu, &ts);
+	}
+	pthread_mutex_unlock(&m->mu);
+	return NULL;
+}
+
 static enum MHD_Result
 mh_request(void *cls, struct MHD_Connection *c, const char *url,
     const char *method, const char *version, const char *upload,
@@ -123,6 +233,8 @@ mh_request(void *cls, struct MHD_Connection *c, const char *url,
 	struct metrics_http *m = cls;
 	struct MHD_Response *r;
 	bool		 last = false;
+
+	mh_conn_busy(m, c, true);	/* its headers are in */
 
 	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
 		return mh_text(c, MHD_HTTP_METHOD_NOT_ALLOWED,
@@ -149,7 +261,7 @@ mh_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 {
 	struct metrics_http *m = cls;
 
-	(void)c;
+	mh_conn_busy(m, c, false);	/* the next request's clock starts */
 	if (*con_cls != m || toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
 		return;
 	pthread_mutex_lock(&m->mu);
@@ -202,20 +314,26 @@ metrics_http_open(const char *addr, int wake_fd, char *err, size_t errlen)
 	    mh_request, m,
 	    MHD_OPTION_EXTERNAL_LOGGER, mh_log, NULL,
 	    MHD_OPTION_NOTIFY_COMPLETED, mh_completed, m,
+	    MHD_OPTION_NOTIFY_CONNECTION, mh_connection, m,
 	    MHD_OPTION_LISTEN_SOCKET, fd,
-	    /* Prometheus holds one connection a server.  Past 32 from one
-	     * address a connection is closed as it comes (at the overall
-	     * limit it would wait in the backlog); an idle one goes after
-	     * 5 s, between the scrapes of a 15 s interval. */
-	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
-	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)32,
-	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)5,
+	    /* An idle connection goes after 5 s, between the scrapes of a
+	     * 15 s interval; a slow one after REQUEST_S (mh_sweep). */
+	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONNS,
+	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTP_PER_ADDR,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)REQUEST_S,
 	    MHD_OPTION_END);
+	if (m->d != NULL && pthread_create(&m->sweeper, NULL, mh_sweep,
+	    m) != 0) {
+		MHD_stop_daemon(m->d);
+		m->d = NULL;
+		fd = -1;	/* closed with the daemon */
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (m->d == NULL) {
 		snprintf(err, errlen, "metrics endpoint %s: libmicrohttpd "
 		    "would not start", name);
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		pthread_cond_destroy(&m->cv);
 		pthread_mutex_destroy(&m->mu);
 		free(m);
@@ -282,6 +400,11 @@ metrics_http_close(struct metrics_http *m, bool linger)
 	}
 	pthread_mutex_unlock(&m->mu);
 	MHD_stop_daemon(m->d);		/* closes the listening socket */
+	pthread_mutex_lock(&m->mu);
+	m->stop_sweep = true;
+	pthread_cond_broadcast(&m->cv);
+	pthread_mutex_unlock(&m->mu);
+	pthread_join(m->sweeper, NULL);
 	if (m->resp != NULL)
 		MHD_destroy_response(m->resp);
 	pthread_cond_destroy(&m->cv);

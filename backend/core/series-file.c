@@ -1,10 +1,14 @@
 /*
  * series-file.c: a job's saved series on disk (series-file.h): appended
- * without fsync (a crash loses the last lines, which the reader skips),
- * thinned in place when it outgrows its bound.
+ * without fsync, thinned in place when it outgrows its bound.  The file
+ * holds whole lines only: a write that comes back short (a full disk) is
+ * cut back to the last whole line, and a line a crash left cut is cut off
+ * when the file is opened again, so no line is ever glued onto half of
+ * another.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +16,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "lib/files.h"
 #include "lib/statedir.h"
 #include "lib/xmalloc.h"
 #include "backend/core/series-file.h"
@@ -19,7 +24,8 @@
 struct job_series {
 	int		 fd;
 	char		*path;
-	off_t		 size;
+	off_t		 size;		/* to the end of the last whole line */
+	bool		 cut;		/* it may end mid-line: a newline first */
 	off_t		 limit;		/* thinned past this */
 	int		 stride;	/* a rank's every stride-th frame kept */
 	long		*seen;		/* metrics frames per rank */
@@ -45,14 +51,59 @@ static void
 series_write(struct job_series *s, const json_t *obj)
 {
 	char	*line = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	size_t	 len = strlen(line);
+	size_t	 len = strlen(line), done;
+	ssize_t	 n = 0;
+	struct stat st;
 
-	line = xrealloc(line, len + 2);
+	line = xrealloc(line, len + 3);
+	if (s->cut) {
+		memmove(line + 1, line, len);
+		line[0] = '\n';
+		len++;
+	}
 	line[len++] = '\n';
-	/* One write() a line: O_APPEND keeps lines whole. */
-	if (write(s->fd, line, len) == (ssize_t)len)
+	/* One write() a line (O_APPEND; the backend is the only writer);
+	 * the rest of a short one after it, or the whole line goes. */
+	for (done = 0; done < len; done += (size_t)n) {
+		if ((n = write(s->fd, line + done, len - done)) <= 0 &&
+		    (n == 0 || errno != EINTR))
+			break;
+		if (n < 0)
+			n = 0;
+	}
+	if (done == len) {
 		s->size += (off_t)len;
+		s->cut = false;
+	} else if (ftruncate(s->fd, s->size) != 0) {
+		/* Half a line stays: the next one starts on its own. */
+		s->cut = true;
+		if (fstat(s->fd, &st) == 0)
+			s->size = st.st_size;
+	}
 	free(line);
+}
+
+/* The end of the last whole line of fd's size bytes: a line a crash or a
+ * full disk cut short is not kept (0 when there is none). */
+static off_t
+series_whole(int fd, off_t size)
+{
+	char	 buf[4096];
+	off_t	 at = size;
+	ssize_t	 n;
+
+	while (at > 0) {
+		size_t want = at < (off_t)sizeof buf ? (size_t)at : sizeof buf;
+
+		if ((n = pread(fd, buf, want, at - (off_t)want)) != (ssize_t)want)
+			return size;	/* unreadable: leave it as it is */
+		for (size_t i = want; i > 0; i--) {
+			if (buf[i - 1] == '\n')
+				return at - (off_t)want + (off_t)i;
+		}
+		at -= (off_t)want;
+	}
+	return 0;
 }
 
 struct job_series *
@@ -62,13 +113,15 @@ series_file_open(const char *dir, const char *job, long long run, bool fresh,
 	struct job_series *s;
 	char		 path[4096], sub[4096];
 	struct stat	 st;
+	off_t		 whole;
 	json_t		*h;
 	int		 fd;
 
 	snprintf(sub, sizeof sub, "%s/series", dir);
 	series_file_path(dir, job, path, sizeof path);
-	if (mkdir_p(sub, 0700) != 0 || (fd = open(path, O_WRONLY | O_CREAT |
-	    O_APPEND | O_CLOEXEC | (fresh ? O_TRUNC : 0), 0600)) < 0) {
+	if (mkdir_p(sub, 0700) != 0 || (fd = open(path, O_RDWR | O_CREAT |
+	    O_APPEND | O_CLOEXEC | O_NOFOLLOW | (fresh ? O_TRUNC : 0),
+	    0600)) < 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return NULL;
 	}
@@ -77,6 +130,12 @@ series_file_open(const char *dir, const char *job, long long run, bool fresh,
 	s->path = xstrdup(path);
 	s->stride = 1;
 	s->size = fstat(fd, &st) == 0 ? st.st_size : 0;
+	if ((whole = series_whole(fd, s->size)) != s->size) {
+		if (ftruncate(fd, whole) == 0)
+			s->size = whole;
+		else
+			s->cut = true;
+	}
 	s->limit = SERIES_FILE_MAX;
 	if (s->size == 0) {
 		h = json_pack("{s:s, s:s, s:I, s:f, s:i}", "t", "series", "job",
@@ -103,7 +162,7 @@ line_rank(const char *line)
 static void
 series_thin(struct job_series *s)
 {
-	char		 tmp[4200], *line = NULL;
+	char		 tmp[4300], dir[4200], *line = NULL;
 	size_t		 cap = 0;
 	ssize_t		 n;
 	long		*kept;
@@ -113,10 +172,16 @@ series_thin(struct job_series *s)
 	/* Set first, so a pass that fails is not retried at each line. */
 	s->stride *= 2;
 	s->limit *= 2;
-	snprintf(tmp, sizeof tmp, "%s.thin", s->path);
+	snprintf(dir, sizeof dir, "%s", s->path);
+	*strrchr(dir, '/') = '\0';
 	if ((in = fopen(s->path, "r")) == NULL)
 		return;
-	if ((out = fopen(tmp, "w")) == NULL) {
+	if ((fd = file_tmp_open(dir, ".thin", 0600, tmp, sizeof tmp)) < 0 ||
+	    (out = fdopen(fd, "w")) == NULL) {
+		if (fd >= 0) {
+			close(fd);
+			unlink(tmp);
+		}
 		fclose(in);
 		return;
 	}
@@ -133,7 +198,7 @@ series_thin(struct job_series *s)
 	free(line);
 	fclose(in);
 	if (fclose(out) != 0 || rename(tmp, s->path) != 0 ||
-	    (fd = open(s->path, O_WRONLY | O_APPEND | O_CLOEXEC)) < 0) {
+	    (fd = open(s->path, O_RDWR | O_APPEND | O_CLOEXEC)) < 0) {
 		unlink(tmp);
 		return;
 	}

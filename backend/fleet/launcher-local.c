@@ -2,6 +2,9 @@
  * launcher-local.c: nodes on this machine ("host: local").  The agent's
  * socket is DIR/agent.sock; when nothing answers there, start
  * `hunter agent` (it puts itself in the background) and wait for it.
+ * A DIR that someone else owns or may write to is refused before
+ * anything is started or connected (a socket planted there would be
+ * taken for the agent), and so is an agent.sock served by another user.
  */
 #include <errno.h>
 #include <signal.h>
@@ -12,6 +15,7 @@
 #include <unistd.h>
 
 #include "lib/net.h"
+#include "lib/statedir.h"
 #include "backend/fleet/fleet.h"
 
 /* How long a starting agent may take to listen. */
@@ -64,12 +68,15 @@ local_connect(struct fleet_node *fn, const char *exe, char *err, size_t errlen)
 	int		 fd;
 
 	snprintf(path, sizeof path, "%s/agent.sock", fn->dir);
-	if ((fd = net_connect_unix(path, err, errlen)) >= 0)
+	if (statedir_check(fn->dir, err, errlen) != 0 && errno != ENOENT)
+		return -1;
+	if ((fd = net_connect_unix(path, err, errlen)) >= 0 || errno == EPERM)
 		return fd;
 	if (local_start(fn, exe, err, errlen) != 0)
 		return -1;
 	for (int waited = 0; waited < LOCAL_START_TIMEOUT_MS; waited += 10) {
-		if ((fd = net_connect_unix(path, err, errlen)) >= 0)
+		if ((fd = net_connect_unix(path, err, errlen)) >= 0 ||
+		    errno == EPERM)
 			return fd;
 		nanosleep(&ts, NULL);
 	}

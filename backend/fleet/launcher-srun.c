@@ -272,13 +272,11 @@ srun_connect(struct fleet_node *fn, const char *exe, char *err, size_t errlen)
 	int		 sv[2], logfd;
 	pid_t		 pid;
 
-	if (mkdir_p(fn->dir, 0700) != 0) {
-		snprintf(err, errlen, "%s: %s", fn->dir, strerror(errno));
+	if (statedir_make(fn->dir, err, errlen) != 0)
 		return -1;
-	}
 	snprintf(log, sizeof log, "%s/srun.log", fn->dir);
-	if ((logfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-	    0600)) < 0) {
+	if ((logfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+	    O_NOFOLLOW, 0600)) < 0) {
 		snprintf(err, errlen, "%s: %s", log, strerror(errno));
 		return -1;
 	}

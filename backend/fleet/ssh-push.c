@@ -11,10 +11,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <stdatomic.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,9 +28,8 @@
 /* SFTP writes go in pieces this big; one round trip each. */
 #define PUSH_CHUNK	(32 * 1024)
 
-/* One push at a time in this process; unique temporary names besides. */
+/* One push at a time in this process. */
 static pthread_mutex_t	push_lock = PTHREAD_MUTEX_INITIALIZER;
-static atomic_uint	push_serial;
 
 /* Our build id, as the hello and `hunter --version` report it. */
 static void
@@ -121,6 +121,7 @@ push_copy(sftp_session sftp, const char *rel, char *why, size_t whylen)
 	char		 tmp[1200], dir[1024], buf[PUSH_CHUNK];
 	sftp_file	 f;
 	ssize_t		 n;
+	uint64_t	 r;
 	int		 fd, rc = -1;
 
 	snprintf(dir, sizeof dir, "%s", rel);
@@ -134,9 +135,15 @@ push_copy(sftp_session sftp, const char *rel, char *why, size_t whylen)
 		    strerror(errno));
 		return -1;
 	}
-	snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", rel, (long)getpid(),
-	    atomic_fetch_add(&push_serial, 1));
-	if ((f = sftp_open(sftp, tmp, O_WRONLY | O_CREAT | O_TRUNC, 0700)) ==
+	/* A name nobody can guess, created new (O_EXCL: an SFTP server
+	 * does not open a link or a file planted under it). */
+	if (getentropy(&r, sizeof r) != 0) {
+		snprintf(why, whylen, "getentropy: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	snprintf(tmp, sizeof tmp, "%s.%016" PRIx64 ".tmp", rel, r);
+	if ((f = sftp_open(sftp, tmp, O_WRONLY | O_CREAT | O_EXCL, 0700)) ==
 	    NULL) {
 		snprintf(why, whylen, "cannot create %s", tmp);
 		close(fd);

@@ -1,15 +1,18 @@
 /*
  * kind.c: the table of message types.  Each row names a type, the fields
  * every frame of it must carry with their JSON types, and, where that is
- * not all, a check of the rest (a store answer's value, a launch's rank,
- * a metrics frame's figures).  Receivers call proto_kind() once and
- * switch on what it returns, so a malformed frame is refused in one
- * place, with a message, before any receiver reads a field of it.
+ * not all, a check of the rest (a store answer's value, a launch order's
+ * fields, the other commands' from the table of commands, a summary's, a
+ * metrics frame's figures).
+ * Receivers call proto_kind() once and switch on what it returns, so a
+ * malformed frame is refused in one place, with a message, before any
+ * receiver reads a field of it; a rank is an integer that fits an int.
  *
  * A row also says whether a slow reader may lose frames of its type: a
  * link's queue (frame-queue.c) drops metrics, log lines and traced steps
  * when the reader falls behind, and never anything else.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,7 +22,9 @@
 #include "backend/proto/proto.h"
 #include "backend/proto/summary.h"
 
-enum field_type { F_END, F_STR, F_INT, F_NUM, F_ARR };
+/* F_RANK: an integer that is a rank, 0..INT_MAX (receivers keep ranks
+ * in an int: 2^32 + 5 must not become rank 5). */
+enum field_type { F_END, F_STR, F_INT, F_NUM, F_ARR, F_RANK };
 
 struct kind_field {
 	const char	*name;
@@ -51,7 +56,7 @@ static const struct kind_row {
 	[PK_SUMMARY] = { MSG_SUMMARY, { { "job", F_STR } }, kind_summary },
 	[PK_STORE] = { MSG_STORE, { { "op", F_STR } }, kind_store },
 	[PK_CMD] = { MSG_CMD, { { "cmd", F_STR } }, kind_cmd },
-	[PK_EXIT] = { MSG_EXIT, { { "job", F_STR }, { "rank", F_INT } } },
+	[PK_EXIT] = { MSG_EXIT, { { "job", F_STR }, { "rank", F_RANK } } },
 	[PK_ERROR] = { MSG_ERROR, { { "reason", F_STR } } },
 	[PK_STEP] = { MSG_STEP, { { "job", F_STR }, { "step", F_INT },
 	    { "loss", F_NUM } }, NULL, DROPPABLE },
@@ -66,7 +71,27 @@ static const struct kind_row {
 
 static const char *const field_words[] = {
 	[F_STR] = "a string", [F_INT] = "an integer", [F_NUM] = "a number",
-	[F_ARR] = "an array",
+	[F_ARR] = "an array", [F_RANK] = "a rank (an integer 0..2147483647)",
+};
+
+/* The commands but launch (launch.h has its fields), and the fields each
+ * needs beyond "cmd".  One that is not here passes: its receiver says it
+ * does not know it. */
+static const struct cmd_row {
+	const char	*cmd;
+	struct kind_field need[KIND_FIELDS];
+} cmd_table[] = {
+	{ "kill", { { "job", F_STR } } },
+	{ "stop", { { "job", F_STR } } },
+	{ "pause", { { "job", F_STR } } },
+	{ "resume", { { "job", F_STR } } },
+	{ "checkpoint", { { "job", F_STR } } },
+	{ "migrate", { { "job", F_STR }, { "rank", F_RANK },
+	    { "node", F_STR } } },
+	{ "submit", { { "file", F_STR } } },
+	{ "detach", { { NULL, F_END } } },
+	{ "jobs", { { NULL, F_END } } },
+	{ "shutdown", { { NULL, F_END } } },
 };
 
 static bool
@@ -81,6 +106,9 @@ field_is(const json_t *v, enum field_type t)
 		return json_is_number(v);
 	case F_ARR:
 		return json_is_array(v);
+	case F_RANK:
+		return json_is_integer(v) && json_integer_value(v) >= 0 &&
+		    json_integer_value(v) <= INT_MAX;
 	default:
 		return false;
 	}
@@ -113,7 +141,7 @@ static int
 kind_metrics(const json_t *msg, char *err, size_t errlen)
 {
 	static const struct kind_field rank[] = { { "job", F_STR },
-	    { "rank", F_INT }, { NULL, F_END } };
+	    { "rank", F_RANK }, { NULL, F_END } };
 	const char		*scope = json_string_value(json_object_get(msg,
 	    "scope"));
 	struct rank_report	 rr;
@@ -145,19 +173,50 @@ kind_store(const json_t *msg, char *err, size_t errlen)
 }
 
 /* A launch is the whole order (launch.h): every field its receivers
- * read, with its type. */
+ * read, with its type.  Any other command has the fields of its row in
+ * cmd_table. */
 static int
 kind_cmd(const json_t *msg, char *err, size_t errlen)
 {
 	const char		*cmd = json_string_value(json_object_get(msg, "cmd"));
 	struct launch_order	 l;
+	char			 why[160];
 	int			 rc;
 
-	if (strcmp(cmd, "launch") != 0)
+	if (strcmp(cmd, "launch") == 0) {
+		rc = launch_unpack(msg, &l, err, errlen);
+		launch_free(&l);
+		return rc;
+	}
+	for (size_t i = 0; i < sizeof cmd_table / sizeof cmd_table[0]; i++) {
+		if (strcmp(cmd, cmd_table[i].cmd) != 0)
+			continue;
+		if (kind_need(msg, cmd_table[i].need, why, sizeof why) != 0) {
+			snprintf(err, errlen, "%s: %s", cmd, why);
+			return -1;
+		}
 		return 0;
-	rc = launch_unpack(msg, &l, err, errlen);
-	launch_free(&l);
-	return rc;
+	}
+	return 0;
+}
+
+int
+proto_cmd_check(const json_t *cmd, char *err, size_t errlen)
+{
+	static const struct kind_field name[] = { { "cmd", F_STR },
+	    { NULL, F_END } };
+	char	 why[200];
+
+	if (!json_is_object(cmd)) {
+		snprintf(err, errlen, "a command is a JSON object");
+		return -1;
+	}
+	if (kind_need(cmd, name, why, sizeof why) != 0 ||
+	    kind_cmd(cmd, why, sizeof why) != 0) {
+		snprintf(err, errlen, "'cmd' frame: %s", why);
+		return -1;
+	}
+	return 0;
 }
 
 /* A summary has the types of its field list (summary.h). */

@@ -30,6 +30,7 @@
 	X(stop_after_epochs, INT, 0, REQ)	/* 0: run to the end */	\
 	X(trace_steps, INT, 0, REQ)	/* step frames for the first N */ \
 	X(slow_data_ms, INT, 0, REQ)	/* --inject faults: 0 = none */	\
+	X(slow_sample_us, INT, 0, REQ)					\
 	X(slow_ms, INT, 0, REQ)						\
 	X(log_flood, INT, 0, REQ)					\
 	X(leak_bytes, LONG, 0, REQ)					\

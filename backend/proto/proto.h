@@ -62,6 +62,13 @@ enum proto_kind {
 
 /* The kind of msg; err (may be NULL) says why it is PK_INVALID. */
 enum proto_kind proto_kind(const json_t *msg, char *err, size_t errlen);
+/* The fields of a command (a "cmd" frame, or one a front end posts
+ * without "t"): "cmd" a string and what that command needs (a job's
+ * command its "job" as a string; launch, kill and migrate a rank that
+ * is an integer 0..INT_MAX, migrate a node; submit a file).  An unknown
+ * command passes, for its receiver to refuse by name.  0, or -1 with
+ * err naming the command and the field. */
+int		 proto_cmd_check(const json_t *cmd, char *err, size_t errlen);
 /* The type name of a kind ("store"); NULL for PK_UNKNOWN and PK_INVALID. */
 const char	*proto_kind_name(enum proto_kind);
 /* The kind of a type name, without looking at any field; PK_UNKNOWN. */

@@ -31,21 +31,76 @@ gpt_defaults(struct job_spec *j)
 	j->train.batch.global = 32;
 }
 
+/* size_t a * b + c, or 0 when it overflows. */
+static size_t
+gpt_muladd(size_t a, size_t b, size_t c)
+{
+	size_t	 r;
+
+	if (__builtin_mul_overflow(a, b, &r) || __builtin_add_overflow(r, c, &r))
+		return 0;
+	return r;
+}
+
+const char *
+spec_gpt_shape(long long layers, long long heads, long long channels,
+    long long context, long long vocab, size_t *params, char *msg,
+    size_t len)
+{
+	static const struct {
+		const char	*key;
+		long long	 max;
+	} bound[] = {
+		{ "model.layers", GPT_MAX_LAYERS },
+		{ "model.heads", GPT_MAX_CHANNELS },
+		{ "model.channels", GPT_MAX_CHANNELS },
+		{ "model.context", GPT_MAX_CONTEXT },
+		{ "model.vocab", GPT_MAX_VOCAB },
+	};
+	const long long	 v[] = { layers, heads, channels, context, vocab };
+	size_t		 C = (size_t)channels, block, n;
+
+	for (size_t i = 0; i < sizeof bound / sizeof bound[0]; i++) {
+		if (v[i] < 1 || v[i] > bound[i].max) {
+			snprintf(msg, len, "%lld is outside 1..%lld", v[i],
+			    bound[i].max);
+			return bound[i].key;
+		}
+	}
+	if (channels % heads != 0) {
+		snprintf(msg, len, "%lld channels do not divide into %lld heads",
+		    channels, heads);
+		return "model.heads";
+	}
+	/* V C + T C + L (12 C^2 + 13 C) + 2 C, checked at each step (the
+	 * bounds keep it far from SIZE_MAX, but the builders trust it). */
+	block = gpt_muladd(gpt_muladd(12, C, 13), C, 0);
+	n = gpt_muladd((size_t)vocab + (size_t)context, C, 2 * C);
+	if (block == 0 || n == 0 || (n = gpt_muladd((size_t)layers, block,
+	    n)) == 0 || n > SIZE_MAX / 16) {
+		snprintf(msg, len, "the parameters do not fit in memory");
+		return "model.channels";
+	}
+	if (params != NULL)
+		*params = n;
+	return NULL;
+}
+
 static const char *
 gpt_check(const struct job_spec *j, char *msg, size_t len)
 {
-	int	 C = j->model.channels[0];
+	int		 C = j->model.channels[0];
+	const char	*key;
 
 	if (j->model.n_channels != 1) {
 		snprintf(msg, len, "a gpt has one width: channels: [%d] or "
 		    "channels: %d, not a list of %d", C, C, j->model.n_channels);
 		return "model.channels";
 	}
-	if (C % j->model.heads != 0) {
-		snprintf(msg, len, "%d channels do not divide into %d heads",
-		    C, j->model.heads);
-		return "model.heads";
-	}
+	/* The builders size the layers in int (4 C, T C): bounded here. */
+	if ((key = spec_gpt_shape(j->model.layers, j->model.heads, C,
+	    j->model.context, spec_vocab(j), NULL, msg, len)) != NULL)
+		return key;
 	if (j->data.format == FORMAT_TEXT && j->model.vocab != 0 &&
 	    j->model.vocab != 256) {
 		snprintf(msg, len, "text is bytes: its vocabulary is 256, not "

@@ -348,6 +348,21 @@ struct spec_model_kind {
  * GPT-2's 50257 for token shards. */
 int	spec_vocab(const struct job_spec *);
 
+/* The most a gpt may have of each dimension: enough for GPT-2's largest
+ * (48 layers, 1600 channels, 1024 positions, 50257 tokens) many times
+ * over, and small enough that every size the builders compute fits. */
+#define GPT_MAX_LAYERS		1024
+#define GPT_MAX_CHANNELS	65536
+#define GPT_MAX_CONTEXT		65536
+#define GPT_MAX_VOCAB		(1 << 24)
+/* Whether a gpt of these dimensions can be built: each in 1..its bound,
+ * heads dividing channels, and its parameter count (into *params, when
+ * not NULL) computed in size_t without overflow.  NULL, or the job key
+ * to blame ("model.channels") with the reason in msg. */
+const char *spec_gpt_shape(long long layers, long long heads,
+	    long long channels, long long context, long long vocab,
+	    size_t *params, char *msg, size_t len);
+
 /* The kind of a model enum; NULL for none. */
 const struct spec_model_kind *spec_model_kind(enum spec_model);
 

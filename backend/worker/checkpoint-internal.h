@@ -40,6 +40,13 @@ long	ckpt_crc_at(const char *header, size_t hlen);
 uint32_t ckpt_hash(const uint8_t lenbuf[8], const char *header, size_t hlen,
 	    size_t at, const struct ckpt_part *parts, int nparts, size_t n,
 	    const struct ckpt_blob *blobs, int nblobs);
+/* The job named in the header of the checkpoint open on fd.  0, or -1
+ * with why (a file too short or not a checkpoint). */
+int	ckpt_read_job(int fd, char *job, size_t joblen, char *why,
+	    size_t whylen);
+/* checkpoint_load of the file open on fd (path names it in err). */
+int	ckpt_load_fd(int fd, const char *path, struct model *,
+	    struct optimizer *, struct ckpt_meta *, char *err, size_t errlen);
 /* Write the whole checkpoint to fd.  0, or -1 with errno set. */
 int	ckpt_file_write(int fd, const struct model *, const struct optimizer *,
 	    const struct ckpt_meta *);

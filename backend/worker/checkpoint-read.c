@@ -20,6 +20,7 @@
 
 #include <jansson.h>
 
+#include "lib/files.h"
 #include "lib/xmalloc.h"
 #include "backend/worker/checkpoint-internal.h"
 
@@ -398,20 +399,53 @@ ckpt_read_hash(struct ckpt_read *r, const struct model *m,
 }
 
 int
+ckpt_read_job(int fd, char *job, size_t joblen, char *why, size_t whylen)
+{
+	struct ckpt_read r = { .fd = fd };
+	struct stat	 st;
+	int		 rc = -1;
+
+	if (fstat(fd, &st) != 0)
+		snprintf(why, whylen, "%s", strerror(errno));
+	else {
+		r.size = (size_t)st.st_size;
+		if (ckpt_read_header(&r, why, whylen) == 0) {
+			snprintf(job, joblen, "%s", meta_get(r.meta, "job"));
+			rc = 0;
+		}
+	}
+	json_decref(r.root);
+	free(r.header);
+	return rc;
+}
+
+int
 checkpoint_load(const char *path, struct model *m, struct optimizer *o,
+    struct ckpt_meta *cm, char *err, size_t errlen)
+{
+	int	 fd, rc;
+
+	/* Not blocking on a FIFO planted under a checkpoint's name. */
+	if ((fd = file_open_regular(path, 0, err, errlen)) < 0)
+		return -1;
+	rc = ckpt_load_fd(fd, path, m, o, cm, err, errlen);
+	close(fd);
+	return rc;
+}
+
+int
+ckpt_load_fd(int fd, const char *path, struct model *m, struct optimizer *o,
     struct ckpt_meta *cm, char *err, size_t errlen)
 {
 	struct ckpt_part parts[3], file_parts[3];
 	int		 nparts = ckpt_parts(m, o, parts);
-	struct ckpt_read r = { .dlen = (size_t)nparts * m->n_params * 4 };
+	struct ckpt_read r = { .fd = fd,
+	    .dlen = (size_t)nparts * m->n_params * 4 };
 	struct stat	 st;
 	char		 why[256] = "";
 
-	if ((r.fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 ||
-	    fstat(r.fd, &st) != 0) {
+	if (fstat(r.fd, &st) != 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		if (r.fd >= 0)
-			close(r.fd);
 		return -1;
 	}
 	r.size = (size_t)st.st_size;
@@ -445,7 +479,6 @@ checkpoint_load(const char *path, struct model *m, struct optimizer *o,
 	}
 	if (why[0] != '\0')
 		snprintf(err, errlen, "%s: %s", path, why);
-	close(r.fd);
 	free(r.blobs);
 	json_decref(r.root);
 	free(r.header);

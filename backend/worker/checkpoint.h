@@ -29,6 +29,9 @@ struct ckpt_blob {
 
 struct ckpt_meta {
 	char	 job[SPEC_NAME_MAX];
+	long long run;		/* the run writing it: in the temporary
+				 * file's name only (a file's bytes depend
+				 * on the training, not on the run) */
 	long	 step;		/* optimizer steps done */
 	int	 epoch;		/* loader position: next epoch ... */
 	long	 step_in_epoch;	/* ... and step within it */
@@ -44,8 +47,10 @@ struct ckpt_meta {
 void	checkpoint_meta_free(struct ckpt_meta *);
 
 /* Write step-NNNNNNNNN.safetensors into dir (created 0700), then delete
- * all but the newest `keep`.  Returns 0, or -1 with err set; on failure
- * the previous checkpoints are untouched. */
+ * all but the newest `keep` of the job's own (this user's files whose
+ * header names cm->job; whatever else is there is left alone).  Returns
+ * 0, or -1 with err set; on failure the previous checkpoints are
+ * untouched. */
 int	checkpoint_write(const char *dir, int keep, const struct model *,
 	    const struct optimizer *, const struct ckpt_meta *, char *path,
 	    size_t pathlen, char *err, size_t errlen);
@@ -57,12 +62,20 @@ int	checkpoint_write(const char *dir, int keep, const struct model *,
 int	checkpoint_load(const char *path, struct model *, struct optimizer *,
 	    struct ckpt_meta *, char *err, size_t errlen);
 
-/* Load the newest valid checkpoint in dir.  For each corrupt one it
- * skips, skipped(ctx, path, why) is called.  Returns 0 when one was
- * loaded (its path in path), 1 when there is none, -1 on error. */
-int	checkpoint_resume(const char *dir, struct model *, struct optimizer *,
-	    struct ckpt_meta *, char *path, size_t pathlen,
-	    void (*skipped)(void *, const char *, const char *), void *ctx,
-	    char *err, size_t errlen);
+/* Load the newest valid checkpoint of job in dir: one of this user's
+ * regular files whose header names job.  For each file it skips,
+ * skipped(ctx, path, what) is called, what saying "corrupt checkpoint
+ * PATH: why" or, for someone else's or another job's, "checkpoint PATH:
+ * whose".  Returns 0 when one was loaded (its path in path), 1 when the
+ * job has none, -1 when none of the job's own loads. */
+int	checkpoint_resume(const char *dir, const char *job, struct model *,
+	    struct optimizer *, struct ckpt_meta *, char *path,
+	    size_t pathlen, void (*skipped)(void *, const char *, const char *),
+	    void *ctx, char *err, size_t errlen);
+
+/* At a start of job's run: remove the temporary files this user's
+ * earlier runs of job left in dir (a run killed in a write leaves one).
+ * Returns how many were removed. */
+int	checkpoint_clean(const char *dir, const char *job, long long run);
 
 #endif

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "lib/files.h"
 #include "lib/rng.h"
 #include "lib/xmalloc.h"
 #include "backend/worker/data.h"
@@ -137,12 +138,16 @@ idx_read(const char *path, int ndim, size_t esize, struct idx *idx,
 	gzFile	 f;
 	uint8_t	*buf;
 	size_t	 got = 0, cap = 0, want;
-	int	 n, zerr;
+	int	 n, zerr, fd;
 	char	 extra;
 
 	memset(idx, 0, sizeof *idx);
-	if ((f = gzopen(path, "rb")) == NULL) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno ? errno : ENOENT));
+	/* A FIFO is refused at once, not waited on. */
+	if ((fd = file_open_regular(path, 0, err, errlen)) < 0)
+		return -1;
+	if ((f = gzdopen(fd, "rb")) == NULL) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno ? errno : ENOMEM));
+		close(fd);
 		return -1;
 	}
 	if (idx_header(f, path, ndim, esize, idx, err, errlen) != 0) {
@@ -224,13 +229,11 @@ fail:
 static void
 data_find(char *buf, size_t len, const char *dir, const char *name)
 {
-	FILE	*f;
-
+	/* Whether it is there, not opened: a FIFO would block an open
+	 * (idx_read refuses what is not a regular file). */
 	snprintf(buf, len, "%s/%s.gz", dir, name);
-	if ((f = fopen(buf, "rb")) != NULL) {
-		fclose(f);
+	if (access(buf, F_OK) == 0)
 		return;
-	}
 	snprintf(buf, len, "%s/%s", dir, name);
 }
 
@@ -265,7 +268,6 @@ data_check_fmnist(const char *dir, char *err, size_t errlen)
 	    "t10k-labels-idx1-ubyte" };
 	char		 path[4096];
 	struct idx	 idx;
-	struct stat	 st;
 	gzFile		 f;
 	int		 fd, rc;
 
@@ -273,15 +275,15 @@ data_check_fmnist(const char *dir, char *err, size_t errlen)
 		dir = FMNIST_DEFAULT_DIR;
 	for (int i = 0; i < 4; i++) {
 		data_find(path, sizeof path, dir, names[i]);
-		if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0) {
-			snprintf(err, errlen, "%s: %s%s", path, strerror(errno),
-			    strcmp(dir, FMNIST_DEFAULT_DIR) == 0 ? " (apt-get "
-			    "install dataset-fashion-mnist, or set data.path)" : "");
-			return -1;
-		}
-		if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-			snprintf(err, errlen, "%s: not a regular file", path);
-			close(fd);
+		if ((fd = file_open_regular(path, 0, err, errlen)) < 0) {
+			if (errno == ENOENT &&
+			    strcmp(dir, FMNIST_DEFAULT_DIR) == 0) {
+				size_t used = strlen(err);
+
+				snprintf(err + used, errlen - used, " (apt-get "
+				    "install dataset-fashion-mnist, or set "
+				    "data.path)");
+			}
 			return -1;
 		}
 		if ((f = gzdopen(fd, "rb")) == NULL) {

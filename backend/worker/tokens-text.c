@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "lib/errf.h"
+#include "lib/files.h"
 #include "lib/xmalloc.h"
 #include "backend/worker/tokens.h"
 
@@ -72,14 +73,17 @@ text_add_file(struct text_read *tr, const char *path, char *err,
 			return 0;
 		}
 	}
-	if ((fd = open(real, O_RDONLY | O_CLOEXEC)) < 0) {
-		errf(err, errlen, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		text_note(tr, "%s: skipped, not a regular file%s", path, "");
+	/* Not blocking on a FIFO: the type is checked before a read. */
+	if ((fd = file_open_regular(real, O_NOFOLLOW, err, errlen)) < 0) {
+		if (errno != EINVAL)
+			return -1;
+		text_note(tr, "%s: skipped, %s", path, err + strlen(real) + 2);
 		return 0;
+	}
+	if (fstat(fd, &st) != 0) {
+		errf(err, errlen, "%s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
 	}
 	if ((size_t)st.st_size > TOKENS_TEXT_MAX - tr->len) {
 		close(fd);

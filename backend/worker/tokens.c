@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "lib/errf.h"
+#include "lib/files.h"
 #include "lib/rng.h"
 #include "lib/xmalloc.h"
 #include "backend/worker/tokens.h"
@@ -50,12 +51,11 @@ tokens_map(const char *path, int vocab, struct token_map *m,
 	int32_t		 magic, version, count;
 	int		 fd;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		errf(err, errlen, "%s: %s", path, strerror(errno));
+	/* A FIFO is refused, not waited on. */
+	if ((fd = file_open_regular(path, 0, err, errlen)) < 0)
 		return -1;
-	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		errf(err, errlen, "%s: not a regular file", path);
+	if (fstat(fd, &st) != 0) {
+		errf(err, errlen, "%s: %s", path, strerror(errno));
 		close(fd);
 		return -1;
 	}

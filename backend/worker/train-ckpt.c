@@ -108,6 +108,7 @@ train_checkpoint(struct trainer *t, char *err, size_t errlen, int collective)
 		cm.nblobs = t->cfg->world;
 	}
 	snprintf(cm.job, sizeof cm.job, "%s", t->job->name);
+	cm.run = t->cfg->run;
 	if (checkpoint_write(t->cfg->checkpoint_dir, t->job->checkpoint.keep,
 	    t->model, full != NULL ? full : t->opt, &cm, path, sizeof path,
 	    err, errlen) != 0)
@@ -126,9 +127,9 @@ train_checkpoint(struct trainer *t, char *err, size_t errlen, int collective)
 }
 
 static void
-train_skipped(void *ctx, const char *path, const char *why)
+train_skipped(void *ctx, const char *path, const char *what)
 {
-	train_event(ctx, EV_CHECKPOINT, "skipping corrupt checkpoint %s", why);
+	train_event(ctx, EV_CHECKPOINT, "skipping %s", what);
 	(void)path;
 }
 
@@ -293,14 +294,21 @@ train_resume(struct trainer *t, char *err, size_t errlen)
 	char		 path[4096];
 	int		 rc;
 
+	/* What a killed run of the job was writing is of no use now. */
+	if (t->cfg->rank == 0 && t->cfg->checkpoint_dir != NULL &&
+	    *t->cfg->checkpoint_dir != '\0' && (rc = checkpoint_clean(
+	    t->cfg->checkpoint_dir, t->job->name, t->cfg->run)) > 0)
+		train_event(t, EV_CHECKPOINT, "removed %d temporary file%s an "
+		    "earlier run of %s left in %s", rc, rc == 1 ? "" : "s",
+		    t->job->name, t->cfg->checkpoint_dir);
 	if (!t->cfg->resume || t->cfg->rank != 0)
 		return train_share_state(t, err, errlen);
 	/* ZeRO-1: the whole state, handed out in train_share_state. */
 	if (t->zero)
 		t->full = train_zero_full(t);
-	rc = checkpoint_resume(t->cfg->checkpoint_dir, t->model, t->full !=
-	    NULL ? t->full : t->opt, &cm, path, sizeof path, train_skipped, t,
-	    err, errlen);
+	rc = checkpoint_resume(t->cfg->checkpoint_dir, t->job->name,
+	    t->model, t->full != NULL ? t->full : t->opt, &cm, path,
+	    sizeof path, train_skipped, t, err, errlen);
 	if (t->full != NULL)
 		t->opt->t = t->full->t;
 	if (rc != 0 && t->full != NULL) {

@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "lib/errf.h"
+#include "lib/files.h"
 #include "lib/xmalloc.h"
 #include "backend/worker/train-internal.h"
 
@@ -213,7 +214,10 @@ train_data_eval(struct trainer *t, struct train_eval *e)
  * Beside a token model's checkpoints, config.json with the fields of a
  * GPT-2 config (n_layer, n_head, n_embd, n_positions, vocab_size), so
  * that the PyTorch ecosystem builds the model the tensors fit.  Written
- * once a run, through a temporary file and a rename.  0, or -1 with err.
+ * once a run, through a temporary file and a rename.  The directory may
+ * be shared (checkpoint.dir), so the temporary file is one nobody can
+ * guess or plant a link under (lib/files.h), as the checkpoints' are.
+ * 0, or -1 with err.
  */
 int
 train_data_config(struct trainer *t, const char *dir, char *err,
@@ -222,7 +226,7 @@ train_data_config(struct trainer *t, const char *dir, char *err,
 	const struct job_spec *job = t->job;
 	char	 path[4096], tmp[4096];
 	json_t	*c;
-	int	 rc;
+	int	 rc, fd;
 
 	if (t->T == 0 || t->config_written)
 		return 0;
@@ -238,13 +242,23 @@ train_data_config(struct trainer *t, const char *dir, char *err,
 		return -1;
 	}
 	snprintf(path, sizeof path, "%s/config.json", dir);
-	snprintf(tmp, sizeof tmp, "%s/.config.json.%ld.tmp", dir,
-	    (long)getpid());
-	rc = json_dump_file(c, tmp, JSON_INDENT(2) | JSON_SORT_KEYS);
+	if ((fd = file_tmp_open(dir, ".config.json", 0600, tmp,
+	    sizeof tmp)) < 0) {
+		errf(err, errlen, "%s: a temporary file in %s: %s", path, dir,
+		    strerror(errno));
+		json_decref(c);
+		return -1;
+	}
+	rc = json_dumpfd(c, fd, JSON_INDENT(2) | JSON_SORT_KEYS);
 	json_decref(c);
-	if (rc != 0 || rename(tmp, path) != 0) {
+	if (rc != 0 || write(fd, "\n", 1) != 1) {
 		errf(err, errlen, "%s: %s", path, strerror(errno));
+		close(fd);
 		unlink(tmp);
+		return -1;
+	}
+	if (file_tmp_commit(fd, tmp, path, 1) != 0) {
+		errf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	t->config_written = 1;

@@ -284,6 +284,12 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 			train_overlap_arm(t);
 		}
 		model_backward(m, &in, b->n, scale);
+		if (t->cfg->slow_sample_us > 0) {	/* --inject slow-sample */
+			long us = (long)t->cfg->slow_sample_us * b->n;
+
+			nanosleep(&(struct timespec){ us / 1000000,
+			    (us % 1000000) * 1000L }, NULL);
+		}
 	}
 	if (t->gpu != NULL && model_gpu_get_grads(t->gpu, m->grads, err,
 	    errlen) != 0)

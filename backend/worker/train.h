@@ -92,9 +92,11 @@ struct train_config {
 	const struct job_spec *job;
 	int		 rank, world;
 	const char	*checkpoint_dir;	/* "" = no checkpoints */
+	long long	 run;			/* the backend's id of the run */
 	bool		 resume;
 	int		 stop_after_epochs;	/* 0 = run to the end */
 	int		 slow_data_ms;		/* --inject slow-data=MS */
+	int		 slow_sample_us;	/* --inject slow-sample=US */
 	int		 slow_ms;		/* --inject slow=MS: per step */
 	long		 leak_bytes;		/* --inject leak=BYTES: per step */
 	long		 crash_at;		/* --inject crash-at=STEP; 0 = no */

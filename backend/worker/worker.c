@@ -369,8 +369,9 @@ worker_train(struct worker *w, const struct launch_order *l,
 {
 	struct train_config	 cfg = { .job = &w->job, .rank = w->rank,
 	    .world = w->world, .checkpoint_dir = l->checkpoint_dir,
-	    .resume = l->resume, .stop_after_epochs = l->stop_after_epochs,
+	    .run = l->run, .resume = l->resume, .stop_after_epochs = l->stop_after_epochs,
 	    .slow_data_ms = l->slow_data_ms, .slow_ms = l->slow_ms,
+	    .slow_sample_us = l->slow_sample_us,
 	    .leak_bytes = (long)l->leak_bytes, .crash_at = (long)l->crash_at };
 	struct train_summary	 sum;
 	char			 err[1024];

@@ -84,3 +84,14 @@ plain_run() {
 	done
 	[ $_rc = 0 ] || { tail -n 5 "$_out" | cut -c1-300; fail "the undisturbed run exited $_rc"; }
 }
+
+# needs_nobody: the tests that play another user run as root and switch
+# to nobody (uid 65534) with setpriv; elsewhere they skip (77), saying
+# why.  $T is opened to nobody (what is inside keeps its own modes).
+# nobody CMD...: CMD as that user.
+needs_nobody() {
+	[ "$(id -u)" = 0 ] || { echo "skip: needs root to switch users"; exit 77; }
+	command -v setpriv > /dev/null || { echo "skip: no setpriv"; exit 77; }
+	chmod 755 "$T"
+}
+nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }

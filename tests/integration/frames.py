@@ -42,7 +42,7 @@ def launch(job, rank, world, **fields):
          "addr": "127.0.0.1", "local_rank": 0, "spec_file": job + ".yaml",
          "spec_yaml": "", "checkpoint_dir": "", "resume": False,
          "timeout_ms": 10000, "stop_after_epochs": 0, "trace_steps": 0,
-         "slow_data_ms": 0, "slow_ms": 0, "log_flood": 0, "leak_bytes": 0,
+         "slow_data_ms": 0, "slow_sample_us": 0, "slow_ms": 0, "log_flood": 0, "leak_bytes": 0,
          "crash_at": 0}
     o.update(fields)
     return o

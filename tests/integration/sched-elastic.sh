@@ -8,15 +8,15 @@
 . "$SRCDIR/tests/integration/lib.sh"
 . "$SRCDIR/tests/integration/sched-lib.sh"
 sched_config 2s 0.5s
-mkdata "$T/data" 4800 200
+mkdata "$T/data" 1920 200
 for n in a b; do
 	small_job "$T/$n.yaml" "el$n" "$T/data"
 	sed -i "s/ranks: 1/ranks: {min: 1, max: 6}/; s/global: 32, micro: 32/global: 96, micro: auto/; s/every_steps: 0/every_steps: 10/" "$T/$n.yaml"
 done
-sed -i 's/epochs: 2/epochs: 45/' "$T/a.yaml"
-sed -i 's/epochs: 2/epochs: 6/' "$T/b.yaml"
+sed -i 's/epochs: 2/epochs: 20/' "$T/a.yaml"
+sed -i 's/epochs: 2/epochs: 3/' "$T/b.yaml"
 
-"$HUNTER" run --json --inject slow-data=10 "$T/a.yaml" > "$T/out" 2>&1 &
+"$HUNTER" run --json --inject slow-sample=1000 "$T/a.yaml" > "$T/out" 2>&1 &
 run=$!
 cleanup_hooks="kill -9 $run 2>/dev/null || true"
 _grown() { resizes "$T/out" ela | grep -q '^1->[2-6]$'; }

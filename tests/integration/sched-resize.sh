@@ -20,10 +20,13 @@ mkdata "$T/data" 2400 200
 small_job "$T/mlp.yaml" rmlp "$T/data" 'compression: {method: topk, density: 0.05, warmup_epochs: 0}'
 sed -i "s/ranks: 1/ranks: {min: 1, max: 2}/; s/^compression: {method: none}\$//; s/epochs: 2/epochs: 4/; s/micro: 32/micro: 16/; s/every_steps: 0/every_steps: 10/" "$T/mlp.yaml"
 
-# run NAME FILE OUT STATE: the job, its steps traced, in a state dir.
+# run NAME FILE OUT STATE: the job, its steps traced, in a state dir;
+# a sample costs 20 ms more on the gpt's "device", 2 ms on the mlp's, so
+# that more ranks pay, and the scheduler grows each.
 run() {
 	HUNTER_STATE_DIR="$4" "$HUNTER" run --json --trace-steps 100000 \
-	    --inject slow-data=5 "$2" > "$3" 2>&1 ||
+	    --inject slow-sample=$(case $1 in gpt*) echo 20000 ;; *) echo 2000 ;; esac) \
+	    "$2" > "$3" 2>&1 ||
 		{ tail -n 5 "$3" | cut -c1-300; fail "$1: hunter run exited $?"; }
 	for p in "$4"/nodes/*/agent.pid; do kill "$(cat "$p")" 2>/dev/null || true; done
 }

@@ -2,7 +2,10 @@
  * test-checkpoint.c: safetensors checkpoints: round trip, corruption,
  * shape mismatch, pruning to `keep`, resume skipping a bad one, a file
  * far larger than its header says, a planted link at a temporary name,
- * and a header edited without its hash.
+ * a header edited without its hash, files that are not the job's (another
+ * job's, a link, a FIFO: neither pruned, counted nor resumed; another
+ * user's is tests/faults/foreign-ckpt.sh), and the temporary files of a
+ * killed run removed when the job starts again.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +16,7 @@
 #include <string.h>
 #include <dirent.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -102,6 +106,7 @@ t_round_trip(void **state)
 	assert_int_equal(got.global, 24);
 	assert_int_equal(got.samples, 1000);
 	assert_string_equal(got.job, "rt");
+	remove(path);
 	model_free(a); model_free(b);
 	optimizer_free(o1); optimizer_free(o2);
 }
@@ -180,7 +185,7 @@ t_keep_and_resume(void **state)
 	fseek(f, -1, SEEK_END);
 	fputc(0x77, f);
 	fclose(f);
-	assert_int_equal(checkpoint_resume(dir, b, o2, &got, path, sizeof path,
+	assert_int_equal(checkpoint_resume(dir, "keep", b, o2, &got, path, sizeof path,
 	    skipped, skip, err, sizeof err), 0);
 	assert_int_equal(got.step, 40);
 	assert_true(b->params[0] == 40.0f);
@@ -293,6 +298,93 @@ t_header_hash(void **state)
 	optimizer_free(o1); optimizer_free(o2);
 }
 
+/* What is not the job's decides nothing: another job's checkpoint at a
+ * higher step, a link and a FIFO under checkpoint names are left where
+ * they are, do not count for `keep`, and are skipped (with a word) by a
+ * resume, which neither hangs on the FIFO nor loads the other job's. */
+static void
+t_foreign_files(void **state)
+{
+	struct optimizer *o1, *o2;
+	struct model	*a = small_model(5, &o1, OPTIM_SGD);
+	struct model	*b = small_model(5, &o2, OPTIM_SGD);
+	struct ckpt_meta cm = { .job = "mine" }, other = { .job = "theirs",
+	    .step = 900 }, got;
+	char		 path[4096], err[512], skip[4096] = "", p[4200];
+	char		 link[4200], fifo[4200], theirs[4200];
+	struct stat	 st;
+
+	(void)state;
+	a->params[0] = 900.0f;
+	assert_int_equal(checkpoint_write(dir, 1, a, o1, &other, theirs,
+	    sizeof theirs, err, sizeof err), 0);
+	snprintf(link, sizeof link, "%s/step-000000950.safetensors", dir);
+	assert_int_equal(symlink(theirs, link), 0);
+	snprintf(fifo, sizeof fifo, "%s/step-000000990.safetensors", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	for (long s = 10; s <= 30; s += 10) {
+		cm.step = s;
+		a->params[0] = (float)s;
+		assert_int_equal(checkpoint_write(dir, 2, a, o1, &cm, path,
+		    sizeof path, err, sizeof err), 0);
+	}
+	/* Two of its own kept (20 and 30), whatever has higher steps. */
+	snprintf(p, sizeof p, "%s/step-000000010.safetensors", dir);
+	assert_int_equal(stat(p, &st), -1);
+	snprintf(p, sizeof p, "%s/step-000000020.safetensors", dir);
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(stat(theirs, &st), 0);
+	assert_int_equal(lstat(link, &st), 0);
+	assert_int_equal(lstat(fifo, &st), 0);
+	assert_int_equal(checkpoint_resume(dir, "mine", b, o2, &got, path,
+	    sizeof path, skipped, skip, err, sizeof err), 0);
+	assert_int_equal(got.step, 30);
+	assert_true(b->params[0] == 30.0f);
+	/* Another job has no checkpoint there: none loads. */
+	assert_int_equal(checkpoint_resume(dir, "nobody", b, o2, &got, path,
+	    sizeof path, skipped, skip, err, sizeof err), 1);
+	assert_true(b->params[0] == 30.0f);
+	remove(link);
+	remove(fifo);
+	remove(theirs);
+	for (long s = 20; s <= 30; s += 10) {
+		snprintf(p, sizeof p, "%s/step-%09ld.safetensors", dir, s);
+		remove(p);
+	}
+	model_free(a); model_free(b);
+	optimizer_free(o1); optimizer_free(o2);
+}
+
+/* A run killed while it wrote leaves its temporary file; the next run's
+ * start removes the job's, and only the job's: the same run's, another
+ * job's and a fresh one of unknown name stay. */
+static void
+t_clean_tmp(void **state)
+{
+	static const char *const names[] = {
+		".step-000000040.cj.1000.0123456789abcdef.tmp",	/* removed */
+		".step-000000050.cj.2000.0123456789abcdef.tmp",	/* this run */
+		".step-000000040.cjx.1000.0123456789abcdef.tmp",	/* other job */
+		".step-000000040.0123456789abcdef.tmp",		/* old name */
+	};
+	char		 p[4200];
+	struct stat	 st;
+	FILE		*f;
+
+	(void)state;
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+		assert_non_null(f = fopen(p, "w"));
+		fclose(f);
+	}
+	assert_int_equal(checkpoint_clean(dir, "cj", 2000), 1);
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+		assert_int_equal(stat(p, &st), i == 0 ? -1 : 0);
+		remove(p);
+	}
+}
+
 int
 main(void)
 {
@@ -303,6 +395,8 @@ main(void)
 		cmocka_unit_test(t_huge_file),
 		cmocka_unit_test(t_tmp_symlink),
 		cmocka_unit_test(t_header_hash),
+		cmocka_unit_test(t_foreign_files),
+		cmocka_unit_test(t_clean_tmp),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -2,7 +2,9 @@
  * test-core-limits.c: the bounds of the backend's store and journal
  * (issue 21): a store scope per run and generation, dropped whole; the
  * timeout, key, byte and parked-get bounds; a dead rank's parked gets;
- * the journal's batched fsyncs, in order, and its rotation.
+ * the journal's batched fsyncs, in order, and its rotation; a short
+ * write of the journal and of the series cut back to whole records,
+ * reported once each way (issue 27).
  * Run from test-core.c's main.
  */
 #include <stdarg.h>
@@ -12,9 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 
 #include "backend/core/journal.h"
+#include "backend/core/series-file.h"
 #include "backend/core/store.h"
 
 int	test_core_limits(void);
@@ -219,6 +225,112 @@ t_journal_batch_rotate(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+struct trouble {
+	int	 n;
+	char	 last[512];
+};
+
+static void
+on_trouble(void *ctx, const char *what)
+{
+	struct trouble	*t = ctx;
+
+	t->n++;
+	snprintf(t->last, sizeof t->last, "%s", what);
+}
+
+/* The file-size limit (soft) of this process; RLIM_INFINITY lifts it. */
+static void
+fsize_limit(rlim_t n)
+{
+	struct rlimit	 rl;
+
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &rl), 0);
+	rl.rlim_cur = n;
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &rl), 0);
+}
+
+static void
+count_any(void *ctx, json_t *rec)
+{
+	(void)rec;
+	(*(int *)ctx)++;
+}
+
+/* Records past a file-size limit fail whole: the file keeps whole lines,
+ * the failure and the recovery are told once each, and the records after
+ * the recovery are there.  The series does the same, and a line a crash
+ * cut short is dropped when the file is opened again. */
+static void
+t_short_writes(void **state)
+{
+	char		 dir[] = "/tmp/hunter-test-short.XXXXXX", path[256];
+	char		 err[512] = "", cmd[300], spath[300];
+	struct trouble	 tr = { 0 };
+	struct journal	*j;
+	struct job_series *s;
+	struct stat	 st;
+	json_t		*big;
+	FILE		*f;
+	int		 n = 0, bad;
+
+	(void)state;
+	signal(SIGXFSZ, SIG_IGN);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/journal.jsonl", dir);
+	assert_non_null(j = journal_open(path, err, sizeof err));
+	journal_on_trouble(j, on_trouble, &tr);
+	append(j, 0, 0);
+	assert_int_equal(stat(path, &st), 0);
+	fsize_limit((rlim_t)st.st_size + 10);
+	big = json_pack("{s:s, s:s}", "t", "x", "pad", "0123456789012345678901234567890123456789");
+	assert_int_equal(journal_append_lazy(j, big), -1);	/* short */
+	assert_int_equal(journal_append(j, big), -1);		/* refused */
+	json_decref(big);
+	assert_int_equal(tr.n, 1);
+	assert_non_null(strstr(tr.last, "a record was not written (File too "
+	    "large)"));
+	assert_int_equal(stat(path, &st), 0);
+	fsize_limit(RLIM_INFINITY);
+	append(j, 1, 0);
+	assert_int_equal(tr.n, 2);
+	assert_non_null(strstr(tr.last, "writing again; 2 records were lost"));
+	journal_close(j);
+	n = 0;
+	assert_int_equal(journal_replay(path, count_line, &n, &bad, err,
+	    sizeof err), 2);
+	assert_int_equal(bad, 0);
+
+	assert_non_null(s = series_file_open(dir, "sj", 1, true, err,
+	    sizeof err));
+	series_file_close(s);
+	series_file_path(dir, "sj", spath, sizeof spath);
+	assert_int_equal(stat(spath, &st), 0);
+	fsize_limit((rlim_t)st.st_size + 10);
+	assert_non_null(s = series_file_open(dir, "sj", 1, false, err,
+	    sizeof err));
+	big = json_pack("{s:s, s:i, s:s}", "t", "epoch", "epoch", 1, "pad",
+	    "0123456789012345678901234567890123456789");
+	series_file_append(s, big);
+	fsize_limit(RLIM_INFINITY);
+	series_file_append(s, big);
+	series_file_close(s);
+	assert_non_null(f = fopen(spath, "a"));		/* a crash mid-line */
+	fputs("{\"t\":\"epoch\",\"ep", f);
+	fclose(f);
+	assert_non_null(s = series_file_open(dir, "sj", 1, false, err,
+	    sizeof err));
+	series_file_append(s, big);
+	series_file_close(s);
+	json_decref(big);
+	n = 0;
+	assert_int_equal(journal_replay(spath, count_any, &n, &bad, err,
+	    sizeof err), 3);		/* the header and two epochs */
+	assert_int_equal(bad, 0);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int
 test_core_limits(void)
 {
@@ -226,6 +338,7 @@ test_core_limits(void)
 		cmocka_unit_test(t_store_scopes),
 		cmocka_unit_test(t_store_bounds),
 		cmocka_unit_test(t_journal_batch_rotate),
+		cmocka_unit_test(t_short_writes),
 	};
 	return cmocka_run_group_tests_name("store and journal bounds", tests,
 	    NULL, NULL);

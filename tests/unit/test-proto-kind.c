@@ -19,6 +19,8 @@
 
 int	test_proto_kind(void);
 
+#define RANK_WORDS	"a rank (an integer 0..2147483647)"
+
 /* The kind of the JSON text s, and its message in err. */
 static enum proto_kind
 kind_of(const char *s, char *err, size_t errlen)
@@ -62,20 +64,24 @@ t_kind_good(void **state)
 		{ "{\"t\":\"store\",\"op\":\"value\",\"value\":\"QQ==\"}",
 		    PK_STORE },
 		{ "{\"t\":\"store\",\"op\":\"error\"}", PK_STORE },
-		{ "{\"t\":\"cmd\",\"cmd\":\"pause\"}", PK_CMD },
+		{ "{\"t\":\"cmd\",\"cmd\":\"pause\",\"job\":\"j\"}", PK_CMD },
+		{ "{\"t\":\"cmd\",\"cmd\":\"detach\"}", PK_CMD },
+		{ "{\"t\":\"cmd\",\"cmd\":\"someday\"}", PK_CMD },
+		{ "{\"t\":\"cmd\",\"cmd\":\"migrate\",\"job\":\"j\","
+		    "\"rank\":2147483647,\"node\":\"n\"}", PK_CMD },
 		/* A launch is the whole order (launch.h). */
 		{ "{\"t\":\"cmd\",\"cmd\":\"launch\",\"job\":\"j\",\"rank\":0,\"world\":1,"
 		    "\"generation\":0,\"run\":1,\"node\":\"n\",\"addr\":\"\",\"local_rank\":0,"
 		    "\"spec_file\":\"j.yaml\",\"spec_yaml\":\"\",\"checkpoint_dir\":\"\","
 		    "\"resume\":false,\"timeout_ms\":1,\"stop_after_epochs\":0,"
-		    "\"trace_steps\":0,\"slow_data_ms\":0,\"slow_ms\":0,\"log_flood\":0,"
+		    "\"trace_steps\":0,\"slow_data_ms\":0,\"slow_sample_us\":0,\"slow_ms\":0,\"log_flood\":0,"
 		    "\"leak_bytes\":0,\"crash_at\":0}",
 		    PK_CMD },
 		{ "{\"t\":\"cmd\",\"cmd\":\"launch\",\"job\":\"j\",\"rank\":0,\"world\":1,"
 		    "\"generation\":0,\"run\":1,\"node\":\"n\",\"addr\":\"\",\"local_rank\":0,"
 		    "\"spec_file\":\"j.yaml\",\"spec_yaml\":\"\",\"checkpoint_dir\":\"\","
 		    "\"resume\":false,\"timeout_ms\":1,\"stop_after_epochs\":0,"
-		    "\"trace_steps\":0,\"slow_data_ms\":0,\"slow_ms\":0,\"log_flood\":0,"
+		    "\"trace_steps\":0,\"slow_data_ms\":0,\"slow_sample_us\":0,\"slow_ms\":0,\"log_flood\":0,"
 		    "\"leak_bytes\":0,\"crash_at\":0,"
 		    "\"program\":{\"argv\":[\"x\"]}}", PK_CMD },
 		{ "{\"t\":\"metrics\",\"scope\":\"node\",\"nodes\":4}",
@@ -130,21 +136,21 @@ t_kind_refused(void **state)
 		    "\"generation\":0,\"run\":1,\"node\":\"n\",\"addr\":\"\",\"local_rank\":0,"
 		    "\"spec_file\":\"j.yaml\",\"spec_yaml\":\"\",\"checkpoint_dir\":\"\","
 		    "\"resume\":false,\"timeout_ms\":1,\"stop_after_epochs\":0,"
-		    "\"trace_steps\":0,\"slow_data_ms\":0,\"slow_ms\":0,\"log_flood\":0,"
+		    "\"trace_steps\":0,\"slow_data_ms\":0,\"slow_sample_us\":0,\"slow_ms\":0,\"log_flood\":0,"
 		    "\"leak_bytes\":0,\"crash_at\":0}",
 		    "'cmd' frame: \"world\" is out of range" },
 		{ "{\"t\":\"cmd\",\"cmd\":\"launch\",\"job\":\"j\",\"rank\":0,\"world\":1,"
 		    "\"generation\":0,\"run\":1,\"node\":\"nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn\",\"addr\":\"\",\"local_rank\":0,"
 		    "\"spec_file\":\"j.yaml\",\"spec_yaml\":\"\",\"checkpoint_dir\":\"\","
 		    "\"resume\":false,\"timeout_ms\":1,\"stop_after_epochs\":0,"
-		    "\"trace_steps\":0,\"slow_data_ms\":0,\"slow_ms\":0,\"log_flood\":0,"
+		    "\"trace_steps\":0,\"slow_data_ms\":0,\"slow_sample_us\":0,\"slow_ms\":0,\"log_flood\":0,"
 		    "\"leak_bytes\":0,\"crash_at\":0}",
 		    "'cmd' frame: \"node\" is longer than 63 bytes" },
 		{ "{\"t\":\"cmd\",\"cmd\":\"launch\",\"job\":\"j\",\"rank\":0,\"world\":1,"
 		    "\"generation\":0,\"run\":1,\"node\":\"n\",\"addr\":\"\",\"local_rank\":0,"
 		    "\"spec_file\":\"j.yaml\",\"spec_yaml\":\"\",\"checkpoint_dir\":\"\","
 		    "\"resume\":0,\"timeout_ms\":1,\"stop_after_epochs\":0,"
-		    "\"trace_steps\":0,\"slow_data_ms\":0,\"slow_ms\":0,\"log_flood\":0,"
+		    "\"trace_steps\":0,\"slow_data_ms\":0,\"slow_sample_us\":0,\"slow_ms\":0,\"log_flood\":0,"
 		    "\"leak_bytes\":0,\"crash_at\":0}",
 		    "'cmd' frame: \"resume\" is not true or false" },
 		/* A summary has the types of its list (summary.h). */
@@ -159,11 +165,33 @@ t_kind_refused(void **state)
 		{ "{\"t\":\"event\",\"kind\":\"resized\",\"from\":1,\"to\":2,"
 		    "\"global_batch\":64}",
 		    "'event' frame: a resized event needs \"lr\"" },
+		/* Issue 27: console.sock's commands were taken as they came:
+		 * 2^62 became rank 0 and 2^32 + 5 rank 5; no job (or a job
+		 * that is a number) paused the only job. */
+		{ "{\"t\":\"cmd\",\"cmd\":\"migrate\",\"job\":\"j\","
+		    "\"rank\":4611686018427387904,\"node\":\"n\"}",
+		    "'cmd' frame: migrate: \"rank\" is not " RANK_WORDS },
+		{ "{\"t\":\"cmd\",\"cmd\":\"migrate\",\"job\":\"j\","
+		    "\"rank\":4294967301,\"node\":\"n\"}",
+		    "'cmd' frame: migrate: \"rank\" is not " RANK_WORDS },
+		{ "{\"t\":\"cmd\",\"cmd\":\"migrate\",\"job\":\"j\","
+		    "\"rank\":-1,\"node\":\"n\"}",
+		    "'cmd' frame: migrate: \"rank\" is not " RANK_WORDS },
+		{ "{\"t\":\"cmd\",\"cmd\":\"migrate\",\"job\":\"j\","
+		    "\"rank\":1}", "'cmd' frame: migrate: no \"node\"" },
+		{ "{\"t\":\"cmd\",\"cmd\":\"pause\"}",
+		    "'cmd' frame: pause: no \"job\"" },
+		{ "{\"t\":\"cmd\",\"cmd\":\"stop\",\"job\":12}",
+		    "'cmd' frame: stop: \"job\" is not a string" },
+		{ "{\"t\":\"cmd\",\"cmd\":\"kill\"}",
+		    "'cmd' frame: kill: no \"job\"" },
+		{ "{\"t\":\"cmd\",\"cmd\":\"submit\",\"file\":[]}",
+		    "'cmd' frame: submit: \"file\" is not a string" },
 		{ "{\"t\":\"hello\",\"role\":\"backend\"}",
 		    "'hello' frame: no \"proto\"" },
 		{ "{\"t\":\"error\"}", "'error' frame: no \"reason\"" },
 		{ "{\"t\":\"exit\",\"job\":\"j\",\"rank\":1.5}",
-		    "'exit' frame: \"rank\" is not an integer" },
+		    "'exit' frame: \"rank\" is not " RANK_WORDS },
 		{ "{\"t\":\"step\",\"job\":\"j\",\"step\":1,\"loss\":\"x\"}",
 		    "'step' frame: \"loss\" is not a number" },
 		{ "{\"t\":\"metrics\"}", "'metrics' frame: no \"scope\"" },
@@ -194,6 +222,33 @@ t_kind_refused(void **state)
 	}
 	/* No room for the message: still refused. */
 	assert_int_equal(kind_of("{\"t\":\"store\"}", err, 1), PK_INVALID);
+}
+
+/* A command a front end posts has no "t": its fields are checked the
+ * same way (backend_command runs this before it acts). */
+static void
+t_cmd_check(void **state)
+{
+	char	 err[256];
+	json_t	*c;
+
+	(void)state;
+	c = json_pack("{s:s, s:s}", "cmd", "pause", "job", "j");
+	assert_int_equal(proto_cmd_check(c, err, sizeof err), 0);
+	json_decref(c);
+	c = json_pack("{s:s, s:s, s:I, s:s}", "cmd", "migrate", "job", "j",
+	    "rank", (json_int_t)1 << 32, "node", "n");
+	assert_int_equal(proto_cmd_check(c, err, sizeof err), -1);
+	assert_string_equal(err, "'cmd' frame: migrate: \"rank\" is not "
+	    RANK_WORDS);
+	json_decref(c);
+	c = json_pack("{s:i}", "cmd", 3);
+	assert_int_equal(proto_cmd_check(c, err, sizeof err), -1);
+	assert_string_equal(err, "'cmd' frame: \"cmd\" is not a string");
+	json_decref(c);
+	c = json_string("pause");
+	assert_int_equal(proto_cmd_check(c, err, sizeof err), -1);
+	json_decref(c);
 }
 
 /* Every row is complete, and no two name the same field or value. */
@@ -305,6 +360,7 @@ test_proto_kind(void)
 		cmocka_unit_test(t_kind_table),
 		cmocka_unit_test(t_kind_good),
 		cmocka_unit_test(t_kind_refused),
+		cmocka_unit_test(t_cmd_check),
 		cmocka_unit_test(t_metric_tables),
 		cmocka_unit_test(t_rank_report),
 		cmocka_unit_test(t_node_time),
