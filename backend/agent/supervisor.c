@@ -6,7 +6,9 @@
  * command itself.  Exits are reaped and reported with their status or
  * signal, after the worker's last frames and lines; a shared-memory
  * segment a killed worker left is removed then.  A rank of a program
- * job runs the operator's program instead (program.c).
+ * job runs the operator's program instead (program.c).  Either starts
+ * with the environment rank-env.c makes: the agent's, and the threads
+ * the rank's share of the cores allows.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -49,6 +51,7 @@ agent_spawn(struct agent *a, const json_t *launch, char *err, size_t errlen)
 	struct agent_worker *w;
 	struct program_rank *prog = NULL;
 	char		 log[PATH_MAX];
+	char		**envp = NULL;
 	int		 sv[2], po[2];
 	pid_t		 pid;
 
@@ -65,6 +68,8 @@ agent_spawn(struct agent *a, const json_t *launch, char *err, size_t errlen)
 	if (json_object_get(launch, "program") != NULL &&
 	    (prog = program_prepare(a, launch, err, errlen)) == NULL)
 		return -1;
+	if (prog == NULL)
+		envp = agent_rank_envp(a, launch, NULL, false);
 	memset(w, 0, sizeof *w);
 	w->fd = w->out = w->logfd = -1;
 	w->exited = true;
@@ -97,10 +102,13 @@ agent_spawn(struct agent *a, const json_t *launch, char *err, size_t errlen)
 		dup2(sv[1], 3);
 		if (prog != NULL)
 			program_exec(prog);
-		execl(a->exe, a->exe, "worker", "--fd", "3", (char *)NULL);
+		execve(a->exe, (char *[]){ a->exe, "worker", "--fd", "3",
+		    NULL }, envp);
 		fprintf(stderr, "exec %s: %s\n", a->exe, strerror(errno));
 		_exit(127);
 	}
+	agent_envp_free(envp);
+	envp = NULL;
 	setpgid(pid, pid);
 	close(sv[1]);
 	close(po[1]);
@@ -131,6 +139,7 @@ agent_spawn(struct agent *a, const json_t *launch, char *err, size_t errlen)
 	agent_log(a, "started %s rank %d as pid %ld", job, w->rank, (long)pid);
 	return 0;
 fail:
+	agent_envp_free(envp);
 	if (prog != NULL) {
 		w->prog = prog;
 		program_free(w);

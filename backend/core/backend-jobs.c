@@ -175,6 +175,16 @@ backend_launch_rank(struct backend *b, struct job_state *j, int r)
 	}
 	json_object_set_new(m, "run", json_integer(j->run));
 	json_object_set_new(m, "local_rank", json_integer(local));
+	/* The slots of the machine, every node on its host: the agent
+	 * gives each rank its share of the cores (rank-env.c). */
+	for (int i = 0, n = 0; i < b->cluster->n_nodes; i++) {
+		const struct node_spec *ns = &b->cluster->nodes[i];
+
+		if (strcmp(ns->host, fn->spec->host) == 0)
+			n += ns->cpu_slots + ns->cuda_slots;
+		if (i == b->cluster->n_nodes - 1)
+			json_object_set_new(m, "host_slots", json_integer(n));
+	}
 	json_object_set_new(m, "slow_ms", json_integer(inject_for(j, r,
 	    so->slow_rank, so->slow_ms)));
 	json_object_set_new(m, "log_flood", json_integer(inject_for(j, r,

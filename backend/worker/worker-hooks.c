@@ -187,6 +187,7 @@ worker_send_step(struct worker *w, const struct step_report *r, bool late)
 		rr.valid &= ~RM_BIT(TOKENS_PER_S);
 	if (r->grad_norm <= 0)
 		rr.valid &= ~RM_BIT(GRAD_NORM);
+	worker_blas_report(w, &rr);
 	worker_send(w, worker_metrics(w, &rr));
 }
 
@@ -280,9 +281,13 @@ worker_on_event(void *ctx, const char *kind, const char *reason)
 {
 	struct worker	*w = ctx;
 
-	worker_send(w, json_pack("{s:s, s:s, s:s, s:i, s:s, s:s}", "t",
+	json_t		*ev = json_pack("{s:s, s:s, s:s, s:i, s:s, s:s}", "t",
 	    MSG_EVENT, "job", w->job.name, "kind", kind, "rank", w->rank,
-	    "node", w->node, "reason", reason));
+	    "node", w->node, "reason", reason);
+
+	if (strcmp(kind, "started") == 0)
+		ev = worker_blas_started(w, ev, reason);
+	worker_send(w, ev);
 }
 
 unsigned

@@ -357,8 +357,9 @@ worker_main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	/* One BLAS thread per rank: a rank owns one CPU slot. */
-	openblas_set_num_threads(1);
+	/* The BLAS threads the agent gave the rank (its share of the
+	 * node's cores: OPENBLAS_NUM_THREADS), else one. */
+	openblas_set_num_threads(blas_env_threads());
 
 	yaml = worker_str(launch, "spec_yaml");
 	if (spec_parse_job(worker_str(launch, "spec_file"), yaml, strlen(yaml),
@@ -367,6 +368,10 @@ worker_main(int argc, char **argv)
 		    errs.v[0].line, errs.v[0].col, errs.v[0].msg);
 		spec_errors_free(&errs);
 		snprintf(w.job.name, sizeof w.job.name, "%s", worker_str(launch, "job"));
+		worker_on_event(&w, "failed", err);
+		goto done;
+	}
+	if (worker_blas(&w, err, sizeof err) != 0) {
 		worker_on_event(&w, "failed", err);
 		goto done;
 	}
