@@ -72,6 +72,10 @@ struct trainer {
 	long		 nleaks;
 	uint64_t	 bytes_sent, bytes_dense;
 	char		 last_path[4096];
+	/* Rank 0's newest epoch evaluation, and the step it was made at. */
+	struct train_eval last_eval;
+	long		 last_eval_step;
+	bool		 has_last_eval;
 };
 
 void	train_event(struct trainer *, const char *kind, const char *fmt, ...)

@@ -277,6 +277,9 @@ train_report(struct trainer *t, double loss, double secs, double wait)
 	if (t->cfg->rank != 0 || t->hooks->on_epoch == NULL)
 		return;
 	train_data_eval(t, &e);
+	t->last_eval = e;
+	t->last_eval_step = t->step;
+	t->has_last_eval = true;
 	r.job = t->job->name;
 	r.epoch = t->epoch + 1;
 	r.epochs = t->job->train.epochs;
@@ -372,10 +375,25 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	 * and the previous ones stay; the training itself did not fail. */
 	if (train_checkpoint(&t, err, errlen, 1) != 0)
 		train_event(&t, "checkpoint", "%s", err);
-	if (strcmp(sum->state, "finished") == 0 && cfg->rank == 0) {
-		struct train_eval e;
+	sum->bytes_sent = t.bytes_sent;
+	sum->bytes_dense = t.bytes_dense;
+	/* The last collective before rank 0 evaluates, not after: the other
+	 * ranks would wait in it for the evaluation, and a long one (a large
+	 * test set on a slow kernel) outlasted the collective's timeout. */
+	if (hooks->sum_u64 != NULL && cfg->world > 1) {
+		uint64_t counters[2] = { t.bytes_sent, t.bytes_dense };
 
-		train_data_eval(&t, &e);
+		if (hooks->sum_u64(hooks->ctx, counters, 2, err, errlen) != 0)
+			goto out;
+		sum->bytes_sent = counters[0];
+		sum->bytes_dense = counters[1];
+	}
+	if (strcmp(sum->state, "finished") == 0 && cfg->rank == 0) {
+		struct train_eval e = t.last_eval;
+
+		/* The last epoch's, when no step came after it. */
+		if (!t.has_last_eval || t.last_eval_step != t.step)
+			train_data_eval(&t, &e);
 		sum->evaluated = 1;
 		sum->has_acc = e.has_acc;
 		sum->test_acc = e.acc;
@@ -390,17 +408,7 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	sum->samples_per_s = train_s > 0 ? (t.step - first_step) *
 	    (double)cfg->job->train.batch.global / train_s : 0;
 	sum->data_wait_pct = train_s > 0 ? 100.0 * wait_s / train_s : 0;
-	sum->bytes_sent = t.bytes_sent;
-	sum->bytes_dense = t.bytes_dense;
 	sum->optimizer_bytes = optimizer_bytes(t.opt);
-	if (hooks->sum_u64 != NULL && cfg->world > 1) {
-		uint64_t counters[2] = { t.bytes_sent, t.bytes_dense };
-
-		if (hooks->sum_u64(hooks->ctx, counters, 2, err, errlen) != 0)
-			goto out;
-		sum->bytes_sent = counters[0];
-		sum->bytes_dense = counters[1];
-	}
 	sum->micro_batch = t.micro;
 	sum->accum = t.accum;
 	snprintf(sum->checkpoint, sizeof sum->checkpoint, "%s", t.last_path);
