@@ -88,8 +88,9 @@ sgemm_kernels(const struct cpu_info *c, const char *ours, double mine)
 	printf("  the kernels this CPU runs, 2048 x 2048 on one thread, each in "
 	    "a process of its own:\n");
 	for (int i = 0; i < n; i++) {
-		snprintf(cmd, sizeof cmd, "OPENBLAS_CORETYPE=%s %s=1 '%s' bench "
-		    "sgemm 2>&1", names[i], SGEMM_CHILD, exe);
+		snprintf(cmd, sizeof cmd, "env -u HUNTER_BLAS_CORETYPE "
+		    "OPENBLAS_CORETYPE=%s %s=1 '%s' bench sgemm 2>&1", names[i],
+		    SGEMM_CHILD, exe);
 		if ((p = popen(cmd, "r")) == NULL)
 			continue;
 		g = 0;

@@ -97,16 +97,6 @@ void	agent_envp_free(char **);
 /* The cores this agent may run on (its affinity). */
 int	agent_cores(void);
 
-/* The environment of a rank (rank-env.c): the agent's, less what env
- * (a program job's, or NULL) sets, plus it, plus the threads of the
- * rank's share of the cores, plus HUNTER_FD and HUNTER_NODE for a
- * program.  NULL-ended; agent_envp_free frees it. */
-char	**agent_rank_envp(struct agent *, const json_t *launch,
-	    const json_t *env, bool program);
-void	agent_envp_free(char **);
-/* The cores this agent may run on (its affinity). */
-int	agent_cores(void);
-
 /* A rank of a program job (program.c): prepared from its launch before
  * the fork, exec'd in the child, then fed, commanded, ticked (the next
  * deadline comes back) and ended with the fields its exit frame adds. */

@@ -5,9 +5,9 @@
  * lib/blas.h), what a program job's env sets over it, and the threads
  * the rank may run where neither says: OPENBLAS_NUM_THREADS and
  * OMP_NUM_THREADS, one number for the BLAS and for any pool of the
- * rank's kernels, the node's cores over the CPU slots of its machine
- * (the launch's host_slots: every node of the cluster file on the same
- * host), at least one.  Placement puts no more ranks on a node than its
+ * rank's kernels, the node's cores over the CPU and cuda slots of its
+ * machine (the launch's host_slots: every node of the cluster file on
+ * the same host), at least one.  Placement puts no more ranks on a node than its
  * slots, so the ranks of a machine never run more threads than it has
  * cores, unless its nodes declare more slots than cores (the embedded
  * cluster's four local nodes of two slots do) or the operator's

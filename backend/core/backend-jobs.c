@@ -140,7 +140,7 @@ backend_launch_rank(struct backend *b, struct job_state *j, int r)
 	const struct submit_opts *so = &j->opts;
 	char		 ckdir[PATH_MAX + 64], err[128];
 	json_t		*m;
-	int		 local = 0;
+	int		 local = 0, slots = 0;
 
 	/* Ranks launch in order: the earlier ones' nodes are set, and this
 	 * rank's index among those on its node picks its CUDA device. */
@@ -177,14 +177,13 @@ backend_launch_rank(struct backend *b, struct job_state *j, int r)
 	json_object_set_new(m, "local_rank", json_integer(local));
 	/* The slots of the machine, every node on its host: the agent
 	 * gives each rank its share of the cores (rank-env.c). */
-	for (int i = 0, n = 0; i < b->cluster->n_nodes; i++) {
+	for (int i = 0; i < b->cluster->n_nodes; i++) {
 		const struct node_spec *ns = &b->cluster->nodes[i];
 
 		if (strcmp(ns->host, fn->spec->host) == 0)
-			n += ns->cpu_slots + ns->cuda_slots;
-		if (i == b->cluster->n_nodes - 1)
-			json_object_set_new(m, "host_slots", json_integer(n));
+			slots += ns->cpu_slots + ns->cuda_slots;
 	}
+	json_object_set_new(m, "host_slots", json_integer(slots));
 	json_object_set_new(m, "slow_ms", json_integer(inject_for(j, r,
 	    so->slow_rank, so->slow_ms)));
 	json_object_set_new(m, "log_flood", json_integer(inject_for(j, r,

@@ -280,7 +280,6 @@ void
 worker_on_event(void *ctx, const char *kind, const char *reason)
 {
 	struct worker	*w = ctx;
-
 	json_t		*ev = json_pack("{s:s, s:s, s:s, s:i, s:s, s:s}", "t",
 	    MSG_EVENT, "job", w->job.name, "kind", kind, "rank", w->rank,
 	    "node", w->node, "reason", reason);
