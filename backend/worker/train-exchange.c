@@ -4,7 +4,7 @@
  * or, with compression and more than one rank, the
  * compressed exchange, each rank's encoded gradient to every rank.  The
  * control floats after the gradients (loss, requests) ride along either
- * way.
+ * way.  HUNTER_PROFILE times each part (train-profile.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -60,14 +60,18 @@ train_exchange_compressed(struct trainer *t, uint64_t *sent, char *err,
 		snprintf(err, errlen, "compressed exchange: at most 256 ranks");
 		return -1;
 	}
+	double		 at = train_prof_mark(t, TP_ENCODE, 0);
+
 	memset(&mine, 0, sizeof mine);
 	mine.len = compressor_encode(t->comp, m->grads, epoch, t->cbuf,
 	    compressor_max_bytes(t->comp));
+	at = train_prof_mark(t, TP_ENCODE, at);
 	memcpy(mine.extra, m->grads + m->n_params, sizeof mine.extra);
 	for (int r = 0; r < world; r++)
 		hlens[r] = sizeof mine;
 	if (h->allgatherv(h->ctx, &mine, all, hlens, err, errlen) != 0)
 		return -1;
+	at = train_prof_mark(t, TP_GATHER_HDR, at);
 	for (int r = 0; r < world; r++) {
 		t->lens[r] = (size_t)all[r].len;
 		if (t->lens[r] > compressor_max_bytes(t->comp)) {
@@ -79,6 +83,7 @@ train_exchange_compressed(struct trainer *t, uint64_t *sent, char *err,
 	}
 	if (h->allgatherv(h->ctx, t->cbuf, t->call, t->lens, err, errlen) != 0)
 		return -1;
+	at = train_prof_mark(t, TP_GATHER_DATA, at);
 	if (compressor_decode(t->comp, t->call, t->lens, world, m->grads) != 0) {
 		snprintf(err, errlen, "a rank's compressed gradient is malformed");
 		return -1;
@@ -88,6 +93,7 @@ train_exchange_compressed(struct trainer *t, uint64_t *sent, char *err,
 		for (int k = 0; k < MODEL_GRAD_EXTRA; k++)
 			m->grads[m->n_params + k] += all[r].extra[k];
 	}
+	train_prof_mark(t, TP_DECODE, at);
 	*sent = sizeof mine + mine.len;
 	return 0;
 }
@@ -111,9 +117,12 @@ train_exchange(struct trainer *t, uint64_t *sent, char *err, size_t errlen)
 			return -1;
 		*sent = (n + MODEL_GRAD_EXTRA) * sizeof(float);
 	} else if (h->allreduce != NULL && t->cfg->world > 1) {
+		double	 at = train_prof_mark(t, TP_ALLREDUCE, 0);
+
 		if (h->allreduce(h->ctx, t->model->grads, n + MODEL_GRAD_EXTRA,
 		    err, errlen) != 0)
 			return -1;
+		train_prof_mark(t, TP_ALLREDUCE, at);
 		*sent = (n + MODEL_GRAD_EXTRA) * sizeof(float);
 	}
 	if (t->cfg->world > 1) {

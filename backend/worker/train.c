@@ -214,6 +214,8 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 	if (t->ovl == NULL)
 		train_controls(t, local * scale);
 	t1 = clock_mono();
+	train_prof_add(t, TP_DATA, *wait - w0);
+	train_prof_add(t, TP_COMPUTE, t1 - t0 - (*wait - w0));
 	if (train_exchange(t, &sent, err, errlen) != 0)
 		return -1;
 	t2 = clock_mono();
@@ -247,6 +249,7 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 	if (t->gpu != NULL && model_gpu_set_params(t->gpu, m->params, err,
 	    errlen) != 0)
 		return -1;
+	train_prof_mark(t, TP_UPDATE, t2);
 	if (h->on_step != NULL) {
 		r.step = t->step;
 		r.epoch = t->epoch;
@@ -328,6 +331,7 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	snprintf(sum->state, sizeof sum->state, "failed");
 	if (cfg->stop_after_epochs > 0 && cfg->stop_after_epochs < end_epoch)
 		end_epoch = cfg->stop_after_epochs;
+	train_prof_init(&t);
 	if (train_setup(&t, err, errlen) != 0)
 		goto out;
 	first_step = t.step;
@@ -415,6 +419,7 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	rc = 0;
 out:
 	sum->wall_s = clock_mono() - t0;
+	train_prof_print(&t);
 	loader_stop(t.loader);
 	model_gpu_free(t.gpu);
 	model_free(t.model);
