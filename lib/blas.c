@@ -3,6 +3,7 @@
  * short (blas.h), and what runs now.  The check against a reference and
  * the GFLOP/s are blas-check.c's.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,7 +98,8 @@ static void
 blas_exec(char **argv, const char *want)
 {
 	char	*set = getenv("OPENBLAS_CORETYPE");
-	char	*mark = getenv(BLAS_MARK);
+	char	*mark = getenv(BLAS_MARK), path[PATH_MAX];
+	ssize_t	 n;
 
 	set = set != NULL ? xstrdup(set) : NULL;
 	mark = mark != NULL ? xstrdup(mark) : NULL;
@@ -109,6 +111,12 @@ blas_exec(char **argv, const char *want)
 		unsetenv(BLAS_MARK);
 	}
 	setenv(BLAS_AGAIN, "1", 1);
+	/* By its path, so the process keeps its name ("hunter", not "exe");
+	 * /proc/self/exe still works when the file was replaced. */
+	if ((n = readlink("/proc/self/exe", path, sizeof path - 1)) > 0) {
+		path[n] = '\0';
+		execv(path, argv);
+	}
 	execv("/proc/self/exe", argv);
 	unsetenv(BLAS_AGAIN);
 	if (set != NULL)
