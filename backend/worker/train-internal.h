@@ -80,6 +80,7 @@ struct trainer {
 	double		 tune_s;		/* wall time of the search */
 	struct adascale	 ada;			/* lr.schedule adaptive */
 	uint8_t		*cbuf, *call;	/* this rank's and everyone's bytes */
+	size_t		 xslot;		/* the exchange's slot this step */
 	size_t		*lens;
 	void		**leaks;	/* --inject leak: kept on purpose */
 	long		 nleaks;

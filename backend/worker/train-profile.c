@@ -21,8 +21,8 @@
 static const char *const prof_names[TP_COUNT] = {
 	[TP_DATA] = "data wait", [TP_COMPUTE] = "forward+backward",
 	[TP_ENCODE] = "error feedback+selection+encoding",
-	[TP_GATHER_HDR] = "allgatherv of the headers",
-	[TP_GATHER_DATA] = "allgatherv of the payloads",
+	[TP_GATHER_HDR] = "allgatherv of the slots",
+	[TP_GATHER_DATA] = "allgatherv of payloads that did not fit",
 	[TP_ALLREDUCE] = "allreduce", [TP_DECODE] = "decoding",
 	[TP_UPDATE] = "update and the rest",
 };

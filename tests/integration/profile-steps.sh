@@ -6,7 +6,9 @@
 # both ranks print every phase of the compressed exchange for each of
 # its steps, the dense allreduce does not appear, and the phases' means
 # add up to the step time the summary measured (within 30%: the phases
-# leave out only the step's few loose ends).
+# leave out only the step's few loose ends).  The exchange takes one
+# collective a step: the second, for payloads longer than their slot,
+# comes in the first step (no slot yet) and in few others.
 . "$SRCDIR/tests/integration/lib.sh"
 mkdata "$T/data" 2048 64
 small_job "$T/j.yaml" prof "$T/data"
@@ -23,21 +25,22 @@ for x in o:
     if x["t"] == "log":
         lines.setdefault(x["rank"], []).append(x["line"])
 want = ["data wait", "forward+backward", "error feedback+selection+encoding",
-        "allgatherv of the headers", "allgatherv of the payloads", "decoding",
-        "update and the rest"]
+        "allgatherv of the slots", "decoding", "update and the rest"]
+again = "allgatherv of payloads that did not fit"
 for r in (0, 1):
     text = lines.get(r, [])
     start = [i for i, l in enumerate(text) if l.startswith("profile of rank %d" % r)]
     assert start, (r, text[-5:])
     rows = {}
-    for l in text[start[0] + 1:start[0] + 1 + len(want)]:
+    for l in text[start[0] + 1:start[0] + 2 + len(want)]:
         m = re.match(r"\s+(.*?)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s+\((\d+)\)$", l)
-        assert m, l
-        rows[m.group(1)] = (float(m.group(2)), int(m.group(5)))
-    print("rank %d: %s; step %.3f ms" % (r, {k: v[0] for k, v in rows.items()}, step_ms))
-    assert sorted(rows) == sorted(want), rows
-    assert all(n == s["steps"] for _, n in rows.values()), (rows, s["steps"])
-    total = sum(v for v, _ in rows.values())
+        if m:
+            rows[m.group(1)] = (float(m.group(2)), int(m.group(5)))
+    print("rank %d: %s; step %.3f ms" % (r, rows, step_ms))
+    assert sorted(k for k in rows if k != again) == sorted(want), rows
+    assert all(rows[k][1] == s["steps"] for k in want), (rows, s["steps"])
+    assert 1 <= rows[again][1] <= s["steps"] // 10, rows[again]
+    total = sum(v * n for v, n in rows.values()) / s["steps"]
     assert 0.7 * step_ms <= total <= 1.3 * step_ms, (total, step_ms)
 assert s["state"] == "finished"
 PYEOF
