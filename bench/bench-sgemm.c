@@ -1,65 +1,197 @@
 /*
- * bench-sgemm.c: `hunter bench sgemm`: cblas_sgemm on one thread at
- * square sizes of 512 to 2048, the best GFLOP/s of each over at least a
- * second, and the best of all cached in the state directory (lib/peak.h)
- * as the peak the console's MFU is measured against.
+ * bench-sgemm.c: `hunter bench sgemm`: the BLAS kernel this process runs
+ * (lib/blas.h: the library's choice, hunter's from cpuid, or the
+ * operator's OPENBLAS_CORETYPE), checked first against the reference
+ * GEMM; then cblas_sgemm at square sizes of 512 to 2048, the best GFLOP/s
+ * of each over at least a second, on one thread and on all the cores,
+ * each best cached in the state directory (lib/peak.h) under its key:
+ * CPU model, library, kernel, threads.  A worker's MFU is measured
+ * against the peak of its own key, never another kernel's.  Last, each
+ * kernel this CPU can run, in a process of its own (OPENBLAS_CORETYPE is
+ * read at load), at 2048 on one thread, so the kernel hunter runs is
+ * seen against the best one here, in the same run.
+ *
+ * HUNTER_BENCH_QUICK=1 (tests) measures 256 and 512 for a fifth of a
+ * second each and compares no kernels.
  */
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include <cblas.h>
 
-#include "lib/clock.h"
+#include "lib/blas.h"
 #include "lib/peak.h"
-#include "lib/rng.h"
-#include "lib/xmalloc.h"
 #include "bench/bench.h"
+#include "bench/bench-internal.h"
+
+/* The child of the kernel comparison: one line, "GFLOPS KERNEL". */
+#define SGEMM_CHILD	"HUNTER_BENCH_SGEMM_CHILD"
+
+static int
+sgemm_cores(void)
+{
+	long	 n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 0 ? (int)n : 1;
+}
+
+/* The thread counts measured: 1, 2, 4, ... and all the cores. */
+static int
+sgemm_next(int t, int cores)
+{
+	if (t >= cores)
+		return cores + 1;
+	return t * 2 < cores ? t * 2 : cores;
+}
+
+/* The best of the sizes on `threads`, each printed; *last, the figure
+ * of the largest size. */
+static double
+sgemm_measure(int threads, bool quick, double *last)
+{
+	static const int sizes[] = { 512, 1024, 2048 }, quick_sizes[] = { 256,
+	    512 };
+	const int	*sz = quick ? quick_sizes : sizes;
+	int		 nsz = quick ? 2 : 3;
+	double		 best = 0;
+
+	openblas_set_num_threads(threads);
+	for (int s = 0; s < nsz; s++) {
+		double	 g = blas_gflops(sz[s], quick ? 0.2 : 1.0, threads == 1);
+
+		printf("  %4d x %4d  %2d thread%s %8.1f GFLOP/s%s\n", sz[s],
+		    sz[s], threads, threads == 1 ? " " : "s", g, threads == 1 ?
+		    " (its CPU time)" : "");
+		best = g > best ? g : best;
+		*last = g;
+	}
+	return best;
+}
+
+/* Each kernel the CPU can run, 2048 on one thread in a child process;
+ * the best of them, and in *mine the figure of the one this run has
+ * (left alone when none of them is). */
+static double
+sgemm_kernels(const struct cpu_info *c, const char *ours, double *mine)
+{
+	const char	*names[16];
+	char		 exe[PATH_MAX], cmd[PATH_MAX + 128], line[128], got[32];
+	int		 n = blas_candidates(c, names, 16);
+	ssize_t		 len;
+	double		 best = *mine, g;
+	FILE		*p;
+
+	if ((len = readlink("/proc/self/exe", exe, sizeof exe - 1)) < 0)
+		return best;
+	exe[len] = '\0';
+	printf("  the kernels this CPU runs, 2048 x 2048 on one thread, each in "
+	    "a process of its own:\n");
+	for (int i = 0; i < n; i++) {
+		snprintf(cmd, sizeof cmd, "env -u HUNTER_BLAS_CORETYPE "
+		    "OPENBLAS_CORETYPE=%s %s=1 '%s' bench sgemm 2>&1", names[i],
+		    SGEMM_CHILD, exe);
+		if ((p = popen(cmd, "r")) == NULL)
+			continue;
+		g = 0;
+		got[0] = '\0';
+		while (fgets(line, sizeof line, p) != NULL)
+			if (sscanf(line, "%lf %31s", &g, got) != 2)
+				g = 0;
+		pclose(p);
+		printf("    %-15s runs %-15s %8.1f GFLOP/s%s\n", names[i], got, g,
+		    strcmp(got, ours) == 0 ? "  (the kernel of this run)" : "");
+		if (strcmp(got, ours) == 0 && strcmp(names[i], ours) == 0)
+			*mine = g;
+		best = g > best ? g : best;
+	}
+	return best;
+}
 
 static int
 bench_sgemm(void)
 {
-	static const int sizes[] = { 512, 1024, 2048 };
-	double	 best = 0;
-	struct rng r;
+	bool		 quick = getenv("HUNTER_BENCH_QUICK") != NULL;
+	struct blas_info bi;
+	struct cpu_info	 c;
+	double		 load[3] = { 0 }, err, one = 0, last;
+	int		 cores = sgemm_cores();
 
-	openblas_set_num_threads(1);
-	rng_seed(&r, 1, 0);
-	printf("bench sgemm: cblas_sgemm, one thread\n");
-	for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
-		int	 n = sizes[s];
-		size_t	 nn = (size_t)n * n;
-		float	*a = xmalloc_aligned(nn * sizeof *a);
-		float	*b = xmalloc_aligned(nn * sizeof *b);
-		float	*c = xmalloc_aligned(nn * sizeof *c);
-		double	 t0 = clock_mono(), top = 0;
-
-		for (size_t i = 0; i < nn; i++) {
-			a[i] = rng_float(&r) - 0.5f;
-			b[i] = rng_float(&r) - 0.5f;
-		}
-		for (int reps = 0; clock_mono() - t0 < 1.0 || reps < 3; reps++) {
-			double t = clock_mono(), g;
-
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n,
-			    n, n, 1.0f, a, n, b, n, 0.0f, c, n);
-			g = 2.0 * n * n * (double)n / (clock_mono() - t) * 1e-9;
-			top = g > top ? g : top;
-		}
-		printf("  %4d x %4d  %8.1f GFLOP/s\n", n, n, top);
-		best = top > best ? top : best;
-		free(a);
-		free(b);
-		free(c);
+	if (getenv(SGEMM_CHILD) != NULL) {
+		openblas_set_num_threads(1);
+		printf("%.3f %s\n", blas_gflops(2048, 1.0, true),
+		    openblas_get_corename());
+		return 0;
 	}
-	if (peak_write(NULL, best) != 0)
-		printf("  (could not cache the peak in the state directory)\n");
-	else
-		printf("  peak %.1f GFLOP/s cached for the console's MFU\n", best);
+	blas_info(&bi);
+	cpu_read(&c);
+	getloadavg(load, 3);
+	printf("bench sgemm: %s, kernel %s (%s; cpuid allows %s), %s, %d "
+	    "core%s; load %.2f %.2f %.2f (a loaded machine measures low)\n",
+	    bi.library, bi.kernel, blas_by_words(bi.by), bi.best[0] != '\0' ?
+	    bi.best : "none known", bi.cpu, cores, cores == 1 ? "" : "s",
+	    load[0], load[1], load[2]);
+	for (int t = 1; t <= cores; t = sgemm_next(t, cores)) {
+		openblas_set_num_threads(t);
+		err = blas_check();
+		printf("  reference GEMM (double, odd shapes, both transposes), "
+		    "%d thread%s: largest error %.1e (at most %.0e)\n", t,
+		    t == 1 ? "" : "s", err, BLAS_CHECK_TOLERANCE);
+		if (!(err <= BLAS_CHECK_TOLERANCE)) {
+			printf("  the kernel %s computes wrong results here: set "
+			    "OPENBLAS_CORETYPE to another; nothing cached\n",
+			    bi.kernel);
+			return 1;
+		}
+	}
+	for (int t = 1; t <= cores; t = sgemm_next(t, cores)) {
+		struct peak_key	 k = { bi.cpu, bi.library, bi.kernel, t };
+		double		 best = sgemm_measure(t, quick, &last);
+
+		one = t == 1 ? last : one;
+		if (peak_write(NULL, &k, best) != 0)
+			printf("  (could not cache the peak in the state "
+			    "directory)\n");
+		else
+			printf("  peak %.1f GFLOP/s on %d thread%s cached for "
+			    "kernel %s\n", best, t, t == 1 ? "" : "s", bi.kernel);
+	}
+	if (!quick) {
+		double best = sgemm_kernels(&c, bi.kernel, &one);
+
+		printf("  this run's kernel, 2048 x 2048 on one thread: %.1f "
+		    "GFLOP/s, %.0f%% of the best kernel here (target >= 90%%)\n",
+		    one, best > 0 ? 100 * one / best : 0);
+	}
 	return 0;
+}
+
+double
+bench_sgemm_peak(int threads)
+{
+	struct blas_info bi;
+	struct peak_key	 k;
+	double		 g;
+
+	blas_info(&bi);
+	k = (struct peak_key){ bi.cpu, bi.library, bi.kernel, threads };
+	if (peak_read(NULL, &k, &g) == 0)
+		return g;
+	printf("bench: no cached sgemm peak for kernel %s on %d thread%s; "
+	    "measuring it first\n", bi.kernel, threads, threads == 1 ? "" :
+	    "s");
+	bench_sgemm();
+	openblas_set_num_threads(threads);
+	return peak_read(NULL, &k, &g) == 0 ? g : 0;
 }
 
 const struct bench_entry bench_sgemm_entry = {
 	.name = "sgemm",
-	.summary = "cblas_sgemm GFLOP/s on one thread; caches the peak the console's MFU uses",
+	.summary = "the BLAS kernel, checked against a reference GEMM, its "
+	    "GFLOP/s on 1 thread and all cores (cached, by kernel, for the "
+	    "MFU), beside every kernel this CPU runs",
 	.run = bench_sgemm,
 };

@@ -3,9 +3,12 @@
  * to every node the way the console does (starting agents where needed),
  * waits for each agent's hello, and prints one row per node: whether the
  * host answered, whether the login worked, the agent's hunter version and
- * build, Gloo, NCCL, CUDA and driver versions, and the free slots.  It
- * exits 1 when a node cannot be reached or when the versions differ
- * between nodes or from this console's build (fleet_check_versions).
+ * build, Gloo, NCCL, CUDA and driver versions, the free slots, and its
+ * BLAS: library, kernel and sgemm GFLOP/s, measured now (check-blas.c),
+ * with a warning for a node below half of the best of its CPU model.  It
+ * exits 1 when a node cannot be reached, when the versions differ
+ * between nodes or from this console's build (fleet_check_versions), or
+ * when a node's kernel disagrees with the reference GEMM.
  *
  * It warns of a node whose addr, where the collective mesh binds, is a
  * public address, and fails one whose addr is every interface.
@@ -32,17 +35,19 @@
 #include "backend/spec/spec.h"
 #include "backend/fleet/fleet.h"
 #include "tui/sanitize.h"
+#include "cmd/check.h"
 #include "cmd/cmd.h"
 
 /* Seconds to wait for every hello, after the connects. */
 #define CHECK_HELLO_TIMEOUT_S	20
 
 enum { COL_NODE, COL_HOST, COL_REACH, COL_AUTH, COL_HUNTER, COL_BUILD,
-    COL_GLOO, COL_NCCL, COL_CUDA, COL_DRIVER, COL_CPU, COL_GPU, NCOLS };
+    COL_GLOO, COL_NCCL, COL_CUDA, COL_DRIVER, COL_CPU, COL_GPU, COL_BLAS,
+    COL_KERNEL, COL_GFLOPS, NCOLS };
 
 static const char *const check_heads[NCOLS] = { "NODE", "HOST", "REACH",
     "AUTH", "HUNTER", "BUILD", "GLOO", "NCCL", "CUDA", "DRIVER", "FREE-CPU",
-    "FREE-CUDA" };
+    "FREE-CUDA", "BLAS", "KERNEL", "GFLOP/S" };
 
 struct check_ctx {
 	struct fleet	*f;
@@ -190,6 +195,8 @@ check_row(const struct fleet_node *fn, char cells[NCOLS][256])
 	usable = json_is_integer(gpus) && json_integer_value(gpus) <
 	    n->cuda_slots ? (int)json_integer_value(gpus) : n->cuda_slots;
 	snprintf(cells[COL_GPU], 256, "%d/%d", usable, n->cuda_slots);
+	check_blas_cells(fn, cells[COL_BLAS], cells[COL_KERNEL],
+	    cells[COL_GFLOPS], 256);
 }
 
 static void
@@ -326,9 +333,11 @@ cmd_check(const struct cmd_args *a)
 	ctx.errs = xcalloc((size_t)f.n, sizeof *ctx.errs);
 	fleet_connect(&f, check_report, &ctx);
 	check_collect(&ctx, clock_mono() + CHECK_HELLO_TIMEOUT_S);
+	check_blas_measure(&f, ctx.errs);
 	if (cluster.slurm_job[0] != '\0')
 		check_slurm(&cluster);
 	check_table(&f);
+	check_blas_warn(&f);
 	for (int i = 0; i < f.n; i++) {
 		if (ctx.errs[i] != NULL || !f.nodes[i].up) {
 			printf("node %s: %s\n", f.nodes[i].spec->name, ctx.errs[i] ?
@@ -363,7 +372,7 @@ const struct cmd_entry cmd_check_entry = {
 	.name = "check",
 	.usage = "",
 	.summary = "preflight: reach every node, compare the versions its "
-	    "agent reports",
+	    "agent reports, measure its BLAS kernel",
 	.options = check_options,
 	.args_min = 0,
 	.args_max = 0,

@@ -19,6 +19,7 @@
 #include <zlib.h>
 
 #include "build-id.h"
+#include "lib/blas.h"
 #include "lib/cuda-probe.h"
 #include "lib/xmalloc.h"
 #include "backend/proto/gloo-version.h"
@@ -48,6 +49,8 @@ static const struct cmd_entry *cmd_table[] = {
 static void
 print_version(void)
 {
+	struct blas_info bi;
+
 	printf("hunter %s\n", PACKAGE_VERSION);
 	printf("build: %s (%s)\n", HUNTER_GIT_DESCRIBE, HUNTER_FEATURES);
 #ifdef HAVE_CUDA
@@ -63,6 +66,10 @@ print_version(void)
 	printf("  %-9s %s\n", "jansson", jansson_version_str());
 	printf("  %-9s %s\n", "zlib", zlibVersion());
 	printf("  %-9s %s\n", "openblas", openblas_get_config());
+	blas_info(&bi);
+	printf("  %-9s %s, %s; cpuid allows %s (%s)\n", "kernel", bi.kernel,
+	    blas_by_words(bi.by), bi.best[0] != '\0' ? bi.best : "none known",
+	    bi.cpu);
 	printf("  %-9s %s\n", "gloo", HUNTER_GLOO_VERSION);
 	printf("  %-9s %s\n", "microhttpd", MHD_get_version());
 	printf("  %-9s %s\n", "libc", gnu_get_libc_version());
@@ -121,6 +128,9 @@ main(int argc, char **argv)
 	 * then always bad input (a NULL or non-UTF-8 string), which every
 	 * caller checks (proto_pack). */
 	json_set_alloc_funcs(xmalloc, free);
+	/* Before anything else: this process may start again with the BLAS
+	 * kernel its CPU allows (lib/blas.h); its children inherit it. */
+	blas_reexec(argv);
 	if (wants_console(argc, argv))
 		return cmd_main(&console_entry, argc, argv);
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {

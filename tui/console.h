@@ -83,8 +83,6 @@ struct console {
 	struct backend	*b;
 	const char	*cluster_name;
 	bool		 simulated;
-	double		 peak_gflops;	/* sgemm, one thread; 0: not measured */
-	double		 peak_retry;	/* when to look for it again */
 	struct feed	 feed;		/* the observer's; under the lock */
 
 	enum screen_id	 scr;

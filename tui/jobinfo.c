@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/clock.h"
-#include "lib/peak.h"
 #include "tui/console.h"
 
 long
@@ -77,17 +75,18 @@ job_info_summary(const struct job_summary *s, struct job_info *ji)
 
 /*
  * A token model's figures: the newest validation loss (an eval frame or
- * an epoch's, whichever is later), tokens/s, and MFU: the model's FLOPs a
- * second over the peak of one thread (`hunter bench sgemm`, cached) times
- * the ranks, unknown until that is measured.
+ * an epoch's, whichever is later), tokens/s, and MFU: the mean of the
+ * ranks' own, each against the cached sgemm peak of the kernel and
+ * threads that rank runs (backend/worker/worker-blas.c), so never
+ * against another kernel's; unknown while a rank has none.
  */
 static void
-job_info_tokens(struct console *c, const struct job_state *j,
-    struct job_info *ji)
+job_info_tokens(const struct job_state *j, struct job_info *ji)
 {
-	const struct spec_model_kind *k = spec_model_kind(j->spec.model.type);
 	json_t	*lists[2] = { j->evals, j->epochs };
 	long	 best = -1;
+	double	 mfu = 0;
+	int	 known = 0;
 
 	ji->tokens = true;
 	for (int i = 0; i < 2; i++) {
@@ -105,15 +104,15 @@ job_info_tokens(struct console *c, const struct job_state *j,
 	if (!ji->has_samples)
 		return;
 	ji->tokens_per_s = ji->samples_per_s * j->spec.model.context;
-	if (c->peak_gflops == 0 && clock_mono() > c->peak_retry) {
-		if (peak_read(backend_state_dir(c->b), &c->peak_gflops) != 0)
-			c->peak_gflops = 0;
-		c->peak_retry = clock_mono() + 30;
+	for (int r = 0; r < j->world; r++) {
+		if (!(j->ranks[r].known & RM_BIT(MFU)))
+			return;
+		mfu += j->ranks[r].mfu;
+		known++;
 	}
-	if (c->peak_gflops > 0 && k != NULL && k->flops_per_sample != NULL) {
+	if (known > 0) {
 		ji->has_mfu = true;
-		ji->mfu = ji->samples_per_s * k->flops_per_sample(&j->spec) /
-		    (c->peak_gflops * 1e9 * j->world);
+		ji->mfu = mfu / known;
 	}
 }
 
@@ -170,7 +169,7 @@ job_info(struct console *c, const struct job_state *j, struct job_info *ji)
 		ji->acc = json_number_value(json_object_get(e, "test_acc"));
 	}
 	if (j->spec.data.format != FORMAT_IMAGES)
-		job_info_tokens(c, j, ji);
+		job_info_tokens(j, ji);
 	if (job_has_summary(j)) {
 		job_info_summary(&j->sum, ji);
 		if (j->sum.steps > ji->step) {

@@ -62,6 +62,7 @@ agent_hello(struct agent *a, struct agent_peer *p, const json_t *msg)
 	hello = proto_hello("agent", a->node);
 	json_object_set_new(hello, "pid", json_integer(getpid()));
 	json_object_set_new(hello, "workers", agent_workers_json(a));
+	json_object_set_new(hello, "blas", agent_blas_json(a));
 	{
 		/* The GPUs here, for placement (NVML: no CUDA context). */
 		struct gpu_sample gs[16];
@@ -114,6 +115,8 @@ agent_command(struct agent *a, struct agent_peer *p, const json_t *msg)
 	} else if (strcmp(cmd, "kill") == 0) {
 		agent_signal_workers(a, job, json_is_integer(r) ?
 		    (int)json_integer_value(r) : -1, SIGKILL);
+	} else if (strcmp(cmd, "bench-sgemm") == 0) {
+		agent_bench_sgemm(a, p);
 	} else if (strcmp(cmd, "shutdown") == 0) {
 		agent_log(a, "shutdown requested");
 		a->quit = true;

@@ -145,6 +145,10 @@ agent_tick(struct agent *a)
 	json_t		*m;
 
 	sampler_sample(a->sampler, &s);
+	if (a->blas_gflops > 0) {
+		s.v[NM_BLAS_GFLOPS] = a->blas_gflops;
+		s.valid |= UINT32_C(1) << NM_BLAS_GFLOPS;
+	}
 	sample_ring_push(&a->ring, &s);
 	m = json_pack("{s:s, s:s, s:s}", "t", MSG_METRICS, "scope", "node",
 	    "node", a->node);

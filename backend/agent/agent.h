@@ -81,6 +81,8 @@ struct agent {
 	double		 idle_since;
 	int		 idle_exit_s;	/* 0 = never */
 	bool		 quit;
+	double		 blas_gflops;	/* sgemm, one thread; 0: not measured */
+	double		 blas_err;	/* the reference check's, then */
 };
 
 /* Supervisor (supervisor.c). */
@@ -91,6 +93,16 @@ void	agent_worker_input(struct agent *, struct agent_worker *);
 void	agent_signal_workers(struct agent *, const char *job, int rank, int sig);
 void	agent_forward_to_workers(struct agent *, const json_t *msg);
 json_t	*agent_workers_json(const struct agent *);
+
+/* The environment of a rank (rank-env.c): the agent's, less what env
+ * (a program job's, or NULL) sets, plus it, plus the threads of the
+ * rank's share of the cores, plus HUNTER_FD and HUNTER_NODE for a
+ * program.  NULL-ended; agent_envp_free frees it. */
+char	**agent_rank_envp(struct agent *, const json_t *launch,
+	    const json_t *env, bool program);
+void	agent_envp_free(char **);
+/* The cores this agent may run on (its affinity). */
+int	agent_cores(void);
 
 /* A rank of a program job (program.c): prepared from its launch before
  * the fork, exec'd in the child, then fed, commanded, ticked (the next
@@ -118,6 +130,11 @@ void	ranklog_input(struct agent *, struct agent_worker *);
 void	ranklog_close(struct agent *, struct agent_worker *);
 /* Make s[0..n) printable UTF-8 in place: controls and bad bytes -> '?'. */
 void	ranklog_clean(char *s, size_t n);
+
+/* The node's BLAS (agent-blas.c): for hello, and the measurement a
+ * backend asks for (answered to p with an ok frame). */
+json_t	*agent_blas_json(const struct agent *);
+void	agent_bench_sgemm(struct agent *, struct agent_peer *p);
 
 /* The peers on agent.sock (agent-peer.c): each accepted one is watched
  * by the agent's loop until it is closed. */

@@ -30,49 +30,6 @@ extern char **environ;
 /* Refused protocol lines said on the wire, per rank. */
 #define PROGRAM_BAD_SAID	5
 
-static bool
-program_env_has(const json_t *env, const char *entry)
-{
-	const char	*eq = strchr(entry, '=');
-	const char	*k;
-	json_t		*v;
-
-	if (eq == NULL)
-		return false;
-	json_object_foreach((json_t *)env, k, v) {
-		if (strlen(k) == (size_t)(eq - entry) &&
-		    strncmp(k, entry, (size_t)(eq - entry)) == 0)
-			return true;
-	}
-	return strncmp(entry, "HUNTER_FD=", 10) == 0 ||
-	    strncmp(entry, "HUNTER_NODE=", 12) == 0;
-}
-
-/* The agent's environment, less what the rank's env sets, plus it. */
-static char **
-program_envp(struct agent *a, const json_t *env)
-{
-	size_t		 n = 0, k = 0;
-	const char	*key;
-	json_t		*v;
-	char		**e;
-
-	while (environ[n] != NULL)
-		n++;
-	e = xcalloc(n + json_object_size(env) + 3, sizeof *e);
-	for (size_t i = 0; i < n; i++) {
-		if (!program_env_has(env, environ[i]))
-			e[k++] = xstrdup(environ[i]);
-	}
-	json_object_foreach((json_t *)env, key, v) {
-		if (json_is_string(v))
-			xasprintf(&e[k++], "%s=%s", key, json_string_value(v));
-	}
-	e[k++] = xstrdup("HUNTER_FD=3");
-	xasprintf(&e[k++], "HUNTER_NODE=%s", a->node);
-	return e;
-}
-
 static const char *
 program_getenv(char **envp, const char *name)
 {
@@ -145,7 +102,7 @@ program_prepare(struct agent *a, const json_t *launch, char *err,
 	p->argv = xcalloc(json_array_size(argv) + 1, sizeof *p->argv);
 	json_array_foreach(argv, i, v)
 		p->argv[i] = xstrdup(json_string_value(v));
-	p->envp = program_envp(a, env != NULL ? env : json_object());
+	p->envp = agent_rank_envp(a, launch, env, true);
 	snprintf(p->dir, sizeof p->dir, "%s",
 	    json_string_value(json_object_get(pg, "dir")) ?: a->dir);
 	snprintf(p->job, sizeof p->job, "%s",
@@ -201,10 +158,8 @@ program_free(struct agent_worker *w)
 		return;
 	for (int i = 0; p->argv[i] != NULL; i++)
 		free(p->argv[i]);
-	for (int i = 0; p->envp[i] != NULL; i++)
-		free(p->envp[i]);
+	agent_envp_free(p->envp);
 	free(p->argv);
-	free(p->envp);
 	free(p->buf);
 	json_decref(p->pending);
 	json_decref(p->summary);

@@ -6,7 +6,9 @@
  * command itself.  Exits are reaped and reported with their status or
  * signal, after the worker's last frames and lines; a shared-memory
  * segment a killed worker left is removed then.  A rank of a program
- * job runs the operator's program instead (program.c).
+ * job runs the operator's program instead (program.c).  Either starts
+ * with the environment rank-env.c makes: the agent's, and the threads
+ * the rank's share of the cores allows.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -86,6 +88,7 @@ agent_spawn(struct agent *a, const json_t *launch, char *err, size_t errlen)
 	struct agent_worker *w;
 	struct program_rank *prog = NULL;
 	char		 log[PATH_MAX];
+	char		**envp = NULL;
 	int		 sv[2], po[2];
 	pid_t		 pid;
 
@@ -109,6 +112,8 @@ agent_spawn(struct agent *a, const json_t *launch, char *err, size_t errlen)
 		agent_worker_release(a, w);
 		return -1;
 	}
+	if (prog == NULL)
+		envp = agent_rank_envp(a, launch, NULL, false);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
 		snprintf(err, errlen, "socketpair: %s", strerror(errno));
 		goto fail;
@@ -138,10 +143,13 @@ agent_spawn(struct agent *a, const json_t *launch, char *err, size_t errlen)
 		dup2(sv[1], 3);
 		if (prog != NULL)
 			program_exec(prog);
-		execl(a->exe, a->exe, "worker", "--fd", "3", (char *)NULL);
+		execve(a->exe, (char *[]){ a->exe, "worker", "--fd", "3",
+		    NULL }, envp);
 		fprintf(stderr, "exec %s: %s\n", a->exe, strerror(errno));
 		_exit(127);
 	}
+	agent_envp_free(envp);
+	envp = NULL;
 	setpgid(pid, pid);
 	close(sv[1]);
 	close(po[1]);
@@ -175,6 +183,7 @@ agent_spawn(struct agent *a, const json_t *launch, char *err, size_t errlen)
 	agent_log(a, "started %s rank %d as pid %ld", l.job, w->rank, (long)pid);
 	return 0;
 fail:
+	agent_envp_free(envp);
 	w->prog = prog;
 	agent_worker_release(a, w);
 	return -1;

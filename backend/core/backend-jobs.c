@@ -181,6 +181,14 @@ launch_order_of(struct backend *b, struct job_state *j, int r,
 	 * its node picks its CUDA device. */
 	for (int i = 0; i < r; i++)
 		l->local_rank += j->ranks[i].node == j->ranks[r].node;
+	/* The slots of the machine, every node on its host: the agent
+	 * gives each rank its share of the cores (rank-env.c). */
+	for (int i = 0; i < b->cluster->n_nodes; i++) {
+		const struct node_spec *ns = &b->cluster->nodes[i];
+
+		if (strcmp(ns->host, fn->spec->host) == 0)
+			l->host_slots += ns->cpu_slots + ns->cuda_slots;
+	}
 	snprintf(l->job, sizeof l->job, "%s", j->name);
 	snprintf(l->node, sizeof l->node, "%s", fn->spec->name);
 	snprintf(l->addr, sizeof l->addr, "%s", fn->addr);

@@ -216,7 +216,8 @@ sim_ranks(struct sim *s)
 		    .bytes_dense_total = s->step * 1077296L,
 		    .compression_ratio = 1077296 / 21600.0,
 		    .valid = RM_ALL & ~(RM_BIT(LR) | RM_BIT(COMPUTE_MS) |
-		    RM_BIT(LR_GAIN) | RM_BIT(NOISE_SCALE)) };
+		    RM_BIT(LR_GAIN) | RM_BIT(NOISE_SCALE) |
+		    RM_BIT(PEAK_GFLOPS) | RM_BIT(MFU)) };
 		/* One draw at a time: the order of the noise is the walk. */
 		rr.loss = loss + sim_noise(s, 0.02);
 		rr.step_ms = (slow ? 24 : 8.5) + sim_noise(s, 0.6);

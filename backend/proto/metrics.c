@@ -49,6 +49,9 @@ const struct metric_field node_metrics[NM_COUNT] = {
 	    "power_watts", 1),
 	NODE(TEMP, "temp", "celsius", "the hottest hwmon sensor",
 	    "temperature_celsius", 1),
+	NODE(BLAS_GFLOPS, "blas_gflops", "GFLOP/s",
+	    "sgemm on one thread of the node's BLAS kernel (hunter check)",
+	    "sgemm_flops_per_second", 1e9),
 };
 
 #define GPU(id, name, unit, help, prom, scale)	[GM_##id] = { name,	\

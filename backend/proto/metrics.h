@@ -82,6 +82,7 @@ enum node_metric {
 	NM_DISK_WRITE,		/* bytes/s */
 	NM_POWER,		/* watts, RAPL package energy */
 	NM_TEMP,		/* degrees C, hottest hwmon sensor */
+	NM_BLAS_GFLOPS,		/* sgemm, one thread, when hunter check asked */
 	NM_COUNT
 };
 
@@ -187,7 +188,13 @@ int		 gpu_samples_read(const json_t *gpus, struct gpu_sample *,
 	    "compression_ratio", 1)					\
 	X(OPTIMIZER_BYTES, optimizer_bytes, INT, GAUGE, "bytes",	\
 	    "this rank's optimizer state (its shard with train.zero)",	\
-	    "optimizer_bytes", 1)
+	    "optimizer_bytes", 1)					\
+	X(PEAK_GFLOPS, peak_gflops, REAL, GAUGE, "GFLOP/s",		\
+	    "the cached sgemm peak of this rank's BLAS kernel and threads", \
+	    "sgemm_peak_flops_per_second", 1e9)			\
+	X(MFU, mfu, REAL, GAUGE, "",					\
+	    "model FLOPs a second over the ranks' peaks (a token model)", \
+	    "model_flops_utilization_ratio", 1)
 
 #define RANK_METRIC_ENUM(id, ...)	RM_##id,
 enum rank_metric { RANK_METRICS(RANK_METRIC_ENUM) RM_COUNT };

@@ -168,6 +168,18 @@ compressor_decode(struct compressor *c, const uint8_t *all,
 }
 
 int
+compressor_decode_parts(struct compressor *c, const uint8_t *const *parts,
+    const size_t *lens, int world, float *grad)
+{
+	memset(grad, 0, c->n * sizeof *grad);
+	for (int r = 0; r < world; r++) {
+		if (c->ops->decode(c, parts[r], lens[r], grad) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+int
 compressor_owns_momentum(const struct compressor *c)
 {
 	return c->mc;

@@ -56,6 +56,10 @@ size_t	compressor_encode(struct compressor *, const float *grad,
  * Returns 0, or -1 on a malformed buffer. */
 int	compressor_decode(struct compressor *, const uint8_t *all,
 	    const size_t *lens, int world, float *grad);
+/* The same with rank r's part at parts[r], wherever each lies. */
+int	compressor_decode_parts(struct compressor *,
+	    const uint8_t *const *parts, const size_t *lens, int world,
+	    float *grad);
 
 /* Whether the optimizer must skip its own momentum (momentum correction
  * already folded it into what was sent). */

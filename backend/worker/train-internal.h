@@ -33,6 +33,19 @@ struct train_eval {
 	int		 has_acc;
 };
 
+/* The phases of a step HUNTER_PROFILE times (train-profile.c). */
+enum train_phase {
+	TP_DATA, TP_COMPUTE, TP_ENCODE, TP_GATHER_HDR, TP_GATHER_DATA,
+	TP_ALLREDUCE, TP_DECODE, TP_UPDATE, TP_COUNT
+};
+
+struct train_prof {
+	bool		 on;
+	double		 sum[TP_COUNT];
+	long		 n[TP_COUNT];
+	float		*kept[TP_COUNT];	/* seconds, the first steps' */
+};
+
 struct trainer {
 	const struct train_config *cfg;
 	const struct train_hooks *hooks;
@@ -67,12 +80,26 @@ struct trainer {
 	double		 tune_s;		/* wall time of the search */
 	struct adascale	 ada;			/* lr.schedule adaptive */
 	uint8_t		*cbuf, *call;	/* this rank's and everyone's bytes */
+	size_t		 xslot;		/* the exchange's slot this step */
 	size_t		*lens;
 	void		**leaks;	/* --inject leak: kept on purpose */
 	long		 nleaks;
 	uint64_t	 bytes_sent, bytes_dense;
 	char		 last_path[4096];
+	struct train_prof prof;		/* HUNTER_PROFILE */
+	/* Rank 0's newest epoch evaluation, and the step it was made at. */
+	struct train_eval last_eval;
+	long		 last_eval_step;
+	bool		 has_last_eval;
 };
+
+/* HUNTER_PROFILE (train-profile.c): read it; time phase p from since
+ * (a clock_mono() that mark returned; 0: start only) and return now, 0
+ * when off; add secs to p; print what was timed, on stderr. */
+void	train_prof_init(struct trainer *);
+double	train_prof_mark(struct trainer *, enum train_phase p, double since);
+void	train_prof_add(struct trainer *, enum train_phase p, double secs);
+void	train_prof_print(struct trainer *);
 
 void	train_event(struct trainer *, enum event_kind, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));

@@ -300,6 +300,8 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 	if (t->ovl == NULL)
 		train_controls(t, local * scale);
 	t1 = clock_mono();
+	train_prof_add(t, TP_DATA, *wait - w0);
+	train_prof_add(t, TP_COMPUTE, t1 - t0 - (*wait - w0));
 	if (train_exchange(t, &sent, err, errlen) != 0)
 		return -1;
 	t2 = clock_mono();
@@ -334,6 +336,7 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 	if (t->gpu != NULL && model_gpu_set_params(t->gpu, m->params, err,
 	    errlen) != 0)
 		return -1;
+	train_prof_mark(t, TP_UPDATE, t2);
 	if (h->on_step != NULL)
 		train_step_report(t, &r, t0, t1, t2, *wait - w0, sent);
 	train_inject(t);
@@ -349,6 +352,9 @@ train_report(struct trainer *t, double loss, double secs, double wait)
 	if (t->cfg->rank != 0 || t->hooks->on_epoch == NULL)
 		return;
 	train_data_eval(t, &e);
+	t->last_eval = e;
+	t->last_eval_step = t->step;
+	t->has_last_eval = true;
 	r.job = t->job->name;
 	r.epoch = t->epoch + 1;
 	r.epochs = t->job->train.epochs;
@@ -441,6 +447,7 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	train_summary_state(sum, "failed");
 	if (cfg->stop_after_epochs > 0 && cfg->stop_after_epochs < end_epoch)
 		end_epoch = cfg->stop_after_epochs;
+	train_prof_init(&t);
 	if (train_setup(&t, err, errlen) != 0)
 		goto out;
 	first_step = t.step;
@@ -502,9 +509,11 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	/* What was not measured is left out: a stopped job is not
 	 * evaluated. */
 	if (strcmp(sum->f.state, "finished") == 0 && cfg->rank == 0) {
-		struct train_eval e;
+		struct train_eval e = t.last_eval;
 
-		train_data_eval(&t, &e);
+		/* The last epoch's, when no step came after it. */
+		if (!t.has_last_eval || t.last_eval_step != t.step)
+			train_data_eval(&t, &e);
 		if (e.has_acc)
 			SUMMARY_SET(&sum->f, test_acc, e.acc);
 		else {
@@ -518,6 +527,7 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	rc = 0;
 out:
 	SUMMARY_SET(&sum->f, wall_s, clock_mono() - t0);
+	train_prof_print(&t);
 	loader_stop(t.loader);
 	model_gpu_free(t.gpu);
 	model_free(t.model);

@@ -161,6 +161,7 @@ worker_send_step(struct worker *w, const struct rank_report *r, bool late)
 		rr.rss = worker_rss();
 		rr.valid |= RM_BIT(RSS);
 	}
+	worker_blas_report(w, &rr);
 	worker_send(w, worker_metrics(w, &rr));
 }
 
@@ -253,10 +254,13 @@ void
 worker_on_event(void *ctx, enum event_kind kind, const char *reason)
 {
 	struct worker	*w = ctx;
-
-	worker_send(w, json_pack("{s:s, s:s, s:s, s:i, s:s, s:s}", "t",
+	json_t		*ev = json_pack("{s:s, s:s, s:s, s:i, s:s, s:s}", "t",
 	    MSG_EVENT, "job", w->job.name, "kind", event_kind_name(kind),
-	    "rank", w->rank, "node", w->node, "reason", reason));
+	    "rank", w->rank, "node", w->node, "reason", reason);
+
+	if (kind == EV_STARTED)
+		ev = worker_blas_started(w, ev, reason);
+	worker_send(w, ev);
 }
 
 unsigned

@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "lib/evloop.h"
+#include "lib/blas.h"
 #include "backend/spec/spec.h"
 #include "backend/proto/metrics.h"
 #include "backend/proto/proto.h"
@@ -56,6 +57,10 @@ struct worker {
 	double		 last_metrics;
 	struct rank_report last_report;	/* the newest step's */
 	bool		 report_unsent;	/* it has not gone out */
+	struct blas_info blas;		/* the kernel this rank runs */
+	double		 blas_err;	/* blas_check()'s, at the start */
+	double		 peak_gflops;	/* its cached peak; 0: none */
+	bool		 mfu_warned;	/* the peak is below the rank's rate */
 };
 
 /* Send a frame to the agent (takes msg); any thread may, and none waits
@@ -67,6 +72,16 @@ void	worker_drain(struct worker *);
 void	worker_report_drops(struct worker *);
 /* A metrics frame of this rank with the known figures of rr. */
 json_t	*worker_metrics(struct worker *, const struct rank_report *rr);
+
+/* The BLAS kernel this rank runs, checked against the reference GEMM
+ * (lib/blas.h), and its cached peak: 0, or -1 with why it must not train
+ * with that kernel. */
+int	worker_blas(struct worker *, char *err, size_t errlen);
+/* The "started" event ev (taken; returned) with the kernel in its
+ * fields and in reason. */
+json_t	*worker_blas_started(struct worker *, json_t *ev, const char *reason);
+/* The peak and the MFU of a report (valid bits included). */
+void	worker_blas_report(struct worker *, struct rank_report *);
 
 /* The hooks (worker-hooks.c); ctx is the struct worker. */
 void	worker_on_step(void *ctx, const struct rank_report *);

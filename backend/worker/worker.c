@@ -443,10 +443,12 @@ worker_run(const struct cmd_args *a)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	/* One BLAS thread per rank: a rank owns one CPU slot. */
-	openblas_set_num_threads(1);
+	/* The BLAS threads the agent gave the rank (its share of the
+	 * node's cores: OPENBLAS_NUM_THREADS), else one. */
+	openblas_set_num_threads(blas_env_threads());
 
-	if (worker_job(&w, &l, err, sizeof err) != 0) {
+	if (worker_job(&w, &l, err, sizeof err) != 0 ||
+	    worker_blas(&w, err, sizeof err) != 0) {
 		worker_on_event(&w, EV_FAILED, err);
 		goto done;
 	}

@@ -34,7 +34,7 @@ EOC
 # hunter check counts its cuda slots the same way: none free of one.
 "$HUNTER" check --cluster "$T/gpu.yaml" > "$T/check" 2>&1 || true
 cat "$T/check"
-grep -qE '^gpu0 .* 1/1 +0/1 *$' "$T/check" || fail "hunter check: FREE-CUDA is not 0/1"
+grep -qE '^gpu0 .* 1/1 +0/1 +OpenBLAS ' "$T/check" || fail "hunter check: FREE-CUDA is not 0/1"
 set +e
 "$HUNTER" run --json --cluster "$T/gpu.yaml" "$T/j.yaml" > "$T/out2" 2> "$T/err2"
 rc=$?

@@ -8,7 +8,11 @@
 . "$SRCDIR/tests/integration/program-lib.sh"
 need_torch
 mkdata "$T/data" 4000 300
-torch_job "$T/j.yaml" tctl '--epochs, "60", --data, '"$T/data" \
+# 900 steps, 15 ms at least each (--pace): the job must outlast the
+# pause, the checkpoint and the migration, and unpaced how long it lasts
+# is only the machine's speed (58 s here under a load of 20 on 2 cores,
+# far less on an idle machine with a fast kernel).
+torch_job "$T/j.yaml" tctl '--epochs, "60", --pace, "0.015", --data, '"$T/data" \
 	'checkpoint: {every_steps: 0, keep: 3}'
 
 timeout 300 "$HUNTER" run --json "$T/j.yaml" > "$T/out" 2>&1 &

@@ -1,0 +1,63 @@
+/*
+ * agent-blas.c: the node's BLAS, as `hunter check` and the console see
+ * it.  The agent's own process runs the kernel its ranks inherit
+ * (lib/blas.h: blas_reexec() ran in main), so what it reports of itself
+ * holds for them: the library, the kernel, who chose it, what cpuid
+ * allows, the CPU and its cores.  Its GFLOP/s are measured when a
+ * backend asks (the "bench-sgemm" command: hunter check asks each node
+ * in turn, so that the nodes of one machine do not share its cores while
+ * they measure), on one thread, after the reference check, and from then
+ * on also in the node's metrics.  Timed by CPU time: the nodes of one
+ * machine, or a machine others load, measure their kernel, not the load.
+ */
+#include <stdio.h>
+
+#include <cblas.h>
+
+#include "lib/blas.h"
+#include "backend/agent/agent.h"
+
+/* Seconds of sgemm a measurement takes, at 1024 x 1024. */
+#define AGENT_BLAS_SECS	0.3
+
+json_t *
+agent_blas_json(const struct agent *a)
+{
+	static const char *const by[] = { [BLAS_BY_LIBRARY] = "library",
+	    [BLAS_BY_HUNTER] = "hunter", [BLAS_BY_OPERATOR] = "operator" };
+	struct blas_info bi;
+	json_t		*o;
+
+	blas_info(&bi);
+	o = json_pack("{s:s, s:s, s:s, s:s, s:i}", "library", bi.library,
+	    "kernel", bi.kernel, "by", by[bi.by], "cpu", bi.cpu, "cores",
+	    agent_cores());
+	if (o == NULL)
+		return json_object();
+	if (bi.best[0] != '\0')
+		json_object_set_new(o, "best", json_string(bi.best));
+	if (a->blas_gflops > 0) {
+		json_object_set_new(o, "gflops", json_real(a->blas_gflops));
+		json_object_set_new(o, "check", json_real(a->blas_err));
+	}
+	return o;
+}
+
+void
+agent_bench_sgemm(struct agent *a, struct agent_peer *p)
+{
+	json_t	*ok;
+
+	openblas_set_num_threads(1);
+	a->blas_err = blas_check();
+	a->blas_gflops = (a->blas_err <= BLAS_CHECK_TOLERANCE) ?
+	    blas_gflops(1024, AGENT_BLAS_SECS, true) : 0;
+	agent_log(a, "sgemm on one thread: %.1f GFLOP/s (reference error "
+	    "%.1e)", a->blas_gflops, a->blas_err);
+	ok = json_pack("{s:s, s:s, s:s, s:o}", "t", MSG_OK, "cmd",
+	    "bench-sgemm", "node", a->node, "blas", agent_blas_json(a));
+	if (!(a->blas_err <= BLAS_CHECK_TOLERANCE))
+		json_object_set_new(ok, "reason", json_string("the kernel "
+		    "disagrees with the reference GEMM"));
+	proto_queue_send_new(&p->q, ok);
+}

@@ -1,0 +1,191 @@
+/*
+ * check-blas.c: `hunter check`'s BLAS: each node's library, kernel (and
+ * who chose it: the library, hunter from cpuid, or OPENBLAS_CORETYPE)
+ * and sgemm GFLOP/s on one thread.  After the hellos each node in turn
+ * measures (the agent's "bench-sgemm" command, in the kernel its ranks
+ * inherit), so that nodes sharing a machine never measure at once.  A
+ * node below half the best node of the same CPU model is named: it is a
+ * straggler that nothing else would explain, most often a kernel the
+ * library chose wrong or an operator's OPENBLAS_CORETYPE.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/clock.h"
+#include "lib/xmalloc.h"
+#include "tui/sanitize.h"
+#include "cmd/check.h"
+
+/* How long one node may take to measure (it runs 0.3 s of sgemm). */
+#define CHECK_BLAS_TIMEOUT_S	20
+/* Below this share of the best node of its CPU, a node is named. */
+#define CHECK_BLAS_SLOW		0.5
+
+static const json_t *
+check_blas(const struct fleet_node *fn)
+{
+	return json_object_get(fn->hello, "blas");
+}
+
+static double
+check_gflops(const struct fleet_node *fn)
+{
+	return json_number_value(json_object_get(check_blas(fn), "gflops"));
+}
+
+static const char *
+check_str(const struct fleet_node *fn, const char *key)
+{
+	const char *v = json_string_value(json_object_get(check_blas(fn), key));
+
+	return v != NULL ? v : "unknown";
+}
+
+/* Wait for node fn's answer to bench-sgemm; NULL with why in err. */
+static json_t *
+check_blas_answer(struct fleet_node *fn, char *err, size_t errlen)
+{
+	double	 deadline = clock_mono() + CHECK_BLAS_TIMEOUT_S;
+	json_t	*msg;
+
+	for (;;) {
+		struct pollfd	 pfd = { .fd = fn->fd, .events = POLLIN };
+		int		 left = (int)((deadline - clock_mono()) * 1000);
+		ssize_t		 got;
+		int		 rc;
+
+		if (fleet_flush(fn) != 0 || fn->fd < 0) {
+			snprintf(err, errlen, "the link closed while it measured");
+			return NULL;
+		}
+		if (proto_queue_waiting(&fn->q) > 0)
+			pfd.events |= POLLOUT;
+		if (left <= 0) {
+			snprintf(err, errlen, "no sgemm figure in %d s",
+			    CHECK_BLAS_TIMEOUT_S);
+			return NULL;
+		}
+		if (poll(&pfd, 1, left) < 0 && errno != EINTR)
+			continue;
+		if (!(pfd.revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		got = proto_reader_fill(&fn->rd, fn->fd);
+		while ((rc = proto_reader_next(&fn->rd, &msg)) == 1) {
+			enum proto_kind k = proto_kind(msg, NULL, 0);
+			const char *cmd = json_string_value(json_object_get(msg,
+			    "cmd"));
+
+			if (k == PK_OK && cmd != NULL &&
+			    strcmp(cmd, "bench-sgemm") == 0)
+				return msg;
+			if (k == PK_ERROR) {
+				snprintf(err, errlen, "%s", json_string_value(
+				    json_object_get(msg, "reason")));
+				json_decref(msg);
+				return NULL;
+			}
+			json_decref(msg);
+		}
+		if (rc < 0 || got == 0 || (got < 0 && errno != EAGAIN &&
+		    errno != EINTR)) {
+			snprintf(err, errlen, "the link closed while it measured");
+			return NULL;
+		}
+	}
+}
+
+void
+check_blas_measure(struct fleet *f, char **errs)
+{
+	json_t	*ask = json_pack("{s:s, s:s}", "t", MSG_CMD, "cmd",
+	    "bench-sgemm");
+
+	for (int i = 0; i < f->n; i++) {
+		struct fleet_node *fn = &f->nodes[i];
+		char	 err[512], clean[512];
+		json_t	*ans;
+
+		/* An agent of a release before this one has no "blas" and
+		 * would not answer. */
+		if (!fn->up || fn->fd < 0 || check_blas(fn) == NULL)
+			continue;
+		ans = fleet_send(fn, ask) == 0 ? check_blas_answer(fn, err,
+		    sizeof err) : NULL;
+		if (ans == NULL && fn->fd < 0)
+			snprintf(err, sizeof err, "the link closed before it "
+			    "measured sgemm");
+		if (ans != NULL && json_is_object(json_object_get(ans, "blas")))
+			json_object_set(fn->hello, "blas", json_object_get(ans,
+			    "blas"));
+		if (ans != NULL && json_is_string(json_object_get(ans,
+		    "reason")))
+			snprintf(err, sizeof err, "the BLAS kernel %s %s",
+			    check_str(fn, "kernel"), json_string_value(
+			    json_object_get(ans, "reason")));
+		else if (ans != NULL)
+			err[0] = '\0';
+		if (err[0] != '\0' && errs[i] == NULL) {
+			sanitize(clean, sizeof clean, err);
+			errs[i] = xstrdup(clean);
+		}
+		json_decref(ans);
+	}
+	json_decref(ask);
+}
+
+void
+check_blas_cells(const struct fleet_node *fn, char *lib, char *kernel,
+    char *gflops, size_t len)
+{
+	double	 g = check_gflops(fn);
+	char	 raw[256];
+
+	if (!fn->up || check_blas(fn) == NULL) {
+		snprintf(lib, len, "-");
+		snprintf(kernel, len, "-");
+		snprintf(gflops, len, "-");
+		return;
+	}
+	sanitize(lib, len, check_str(fn, "library"));
+	snprintf(raw, sizeof raw, "%s (%s)", check_str(fn, "kernel"),
+	    check_str(fn, "by"));
+	sanitize(kernel, len, raw);
+	if (g > 0)
+		snprintf(gflops, len, "%.1f", g);
+	else
+		snprintf(gflops, len, "-");
+}
+
+void
+check_blas_warn(const struct fleet *f)
+{
+	for (int i = 0; i < f->n; i++) {
+		const struct fleet_node *fn = &f->nodes[i], *best = NULL;
+		char	 cpu[256], kernel[64], by[64], bk[64];
+		double	 g = check_gflops(fn);
+
+		if (!fn->up || !(g > 0))
+			continue;
+		for (int j = 0; j < f->n; j++) {
+			const struct fleet_node *o = &f->nodes[j];
+
+			if (o->up && check_gflops(o) > 0 && strcmp(check_str(o,
+			    "cpu"), check_str(fn, "cpu")) == 0 && (best == NULL ||
+			    check_gflops(o) > check_gflops(best)))
+				best = o;
+		}
+		if (best == NULL || g >= CHECK_BLAS_SLOW * check_gflops(best))
+			continue;
+		sanitize(cpu, sizeof cpu, check_str(fn, "cpu"));
+		sanitize(kernel, sizeof kernel, check_str(fn, "kernel"));
+		sanitize(by, sizeof by, check_str(fn, "by"));
+		sanitize(bk, sizeof bk, check_str(best, "kernel"));
+		printf("warning: node %s runs sgemm at %.1f GFLOP/s a thread, "
+		    "under half of node %s's %.1f on the same CPU (%s): its "
+		    "kernel is %s (%s), %s's %s; a straggler for any job placed "
+		    "there\n", fn->spec->name, g, best->spec->name,
+		    check_gflops(best), cpu, kernel, by, best->spec->name, bk);
+	}
+}

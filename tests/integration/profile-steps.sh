@@ -1,0 +1,47 @@
+#!/bin/sh
+# HUNTER_PROFILE=1 (in the agents' environment, here inherited from
+# hunter run): each rank prints, as it ends, where its steps' time went
+# -- data wait, forward and backward, the compressor's work, each
+# collective, decoding, the update -- as ms a step.  A 2-rank top-k job:
+# both ranks print every phase of the compressed exchange for each of
+# its steps, the dense allreduce does not appear, and the phases' means
+# add up to the step time the summary measured (within 30%: the phases
+# leave out only the step's few loose ends).  The exchange takes one
+# collective a step: the second, for payloads longer than their slot,
+# comes in the first step (no slot yet) and in few others.
+. "$SRCDIR/tests/integration/lib.sh"
+mkdata "$T/data" 2048 64
+small_job "$T/j.yaml" prof "$T/data"
+sed -i 's/ranks: 1/ranks: 2/; s/micro: 32/micro: 16/; s/method: none/method: topk, density: 0.01/' "$T/j.yaml"
+HUNTER_PROFILE=1 "$HUNTER" run --json "$T/j.yaml" > "$T/out" 2>&1 ||
+	{ tail -n 5 "$T/out"; fail "the run exited $?"; }
+"$PY" - "$T/out" <<'PYEOF' || fail "see above"
+import json, re, sys
+o = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+s = [x for x in o if x["t"] == "summary"][-1]
+step_ms = 1000 * 32 / s["samples_per_s"]
+lines = {}
+for x in o:
+    if x["t"] == "log":
+        lines.setdefault(x["rank"], []).append(x["line"])
+want = ["data wait", "forward+backward", "error feedback+selection+encoding",
+        "allgatherv of the slots", "decoding", "update and the rest"]
+again = "allgatherv of payloads that did not fit"
+for r in (0, 1):
+    text = lines.get(r, [])
+    start = [i for i, l in enumerate(text) if l.startswith("profile of rank %d" % r)]
+    assert start, (r, text[-5:])
+    rows = {}
+    for l in text[start[0] + 1:start[0] + 2 + len(want)]:
+        m = re.match(r"\s+(.*?)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s+\((\d+)\)$", l)
+        if m:
+            rows[m.group(1)] = (float(m.group(2)), int(m.group(5)))
+    print("rank %d: %s; step %.3f ms" % (r, rows, step_ms))
+    assert sorted(k for k in rows if k != again) == sorted(want), rows
+    assert all(rows[k][1] == s["steps"] for k in want), (rows, s["steps"])
+    assert 1 <= rows[again][1] <= s["steps"] // 10, rows[again]
+    total = sum(v * n for v, n in rows.values()) / s["steps"]
+    assert 0.7 * step_ms <= total <= 1.3 * step_ms, (total, step_ms)
+assert s["state"] == "finished"
+PYEOF
+pass "each rank says where its steps' time went"
