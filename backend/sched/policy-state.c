@@ -399,10 +399,14 @@ int
 pst_place(struct policy_state *st, int j, int ranks)
 {
 	const struct policy_ix *ix = &st->ix[j];
-	int	*pick = xcalloc((size_t)ranks + 1, sizeof *pick);
-	int	*node_of = xcalloc((size_t)ranks + 1, sizeof *node_of);
+	int	*pick, *node_of;
 	int	 first = pst_row(st, j, ranks), rc = -1;
 
+	/* A table may offer more ranks than the cluster holds. */
+	if (ranks < 1 || ranks > st->left || first < 0)
+		return -1;
+	pick = xcalloc((size_t)ranks + 1, sizeof *pick);
+	node_of = xcalloc((size_t)ranks + 1, sizeof *node_of);
 	count_current(st, j);
 	for (int r = first; r >= 0 && r < ix->nrows &&
 	    ix->rows[r].ranks == ranks && rc != 0; r++) {

@@ -343,6 +343,9 @@ def policy():
         "valid-pinned": req([lin, pinned], {"pin": ["n3", "n3"]}),
         "valid-minimal": b'{"nodes": [{"name": "a", "slots": 1}], "jobs": [{"name": "j", "speedup": [[1, 1, 1]]}]}',
         "valid-empty": b'{"nodes": [], "jobs": []}',
+        # A table offering more ranks than the cluster holds (the job
+        # waits; fuzz-policy found fifo allocating for them all).
+        "valid-huge-row": b'{"nodes": [{"name": "a", "slots": 1}], "jobs": [{"name": "j", "speedup": [[1, 1555555555, 1]]}]}',
         "bad-not-json": b"{nodes",
         "bad-array": b"[]",
         "bad-no-jobs": b'{"nodes": []}',
