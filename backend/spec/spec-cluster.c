@@ -68,6 +68,11 @@ const struct spec_field spec_sched_fields[] = {
 	  .range = SR_POS },
 	{ .key = "restart", .type = SF_DURATION, .off = SC(restart_s),
 	  .range = SR_NONNEG },
+	/* The spellings of the policy protocol's request (seconds). */
+	{ .key = "interval_s", .type = SF_DURATION, .off = SC(interval_s),
+	  .range = SR_POS },
+	{ .key = "restart_s", .type = SF_DURATION, .off = SC(restart_s),
+	  .range = SR_NONNEG },
 	{ NULL }
 };
 #undef SC

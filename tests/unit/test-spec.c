@@ -768,6 +768,33 @@ t_cluster(void **state)
 	expect_error(2, 8, "racks: must be <= simulate (4), got 5");
 }
 
+/* scheduler: in both spellings, and what is refused. */
+static void
+t_cluster_sched(void **state)
+{
+	(void)state;
+	assert_int_equal(parse_cluster("cluster: lab\nnodes:\n"
+	    "  - {name: n01, host: h1}\n"
+	    "scheduler: {policy: las, interval: 2m, restart: 500ms}\n"), 0);
+	assert_string_equal(cl.sched.policy, "las");
+	assert_true(cl.sched.interval_s == 120);
+	assert_true(cl.sched.restart_s == 0.5);
+	assert_int_equal(parse_cluster("cluster: lab\nnodes:\n"
+	    "  - {name: n01, host: h1}\n"
+	    "scheduler: {policy: goodput, interval_s: 60, restart_s: 30}\n"), 0);
+	assert_true(cl.sched.interval_s == 60);
+	assert_true(cl.sched.restart_s == 30);
+	assert_int_equal(parse_cluster("cluster: lab\nnodes:\n"
+	    "  - {name: n01, host: h1}\n"
+	    "scheduler: {intervl: 60, restart: -1}\n"), -1);
+	expect_error(4, 13, "unknown key 'intervl' in scheduler (did you mean "
+	    "'interval'?)");
+	assert_int_equal(errs.n, 2);
+	assert_int_equal(parse_cluster("cluster: lab\nnodes:\n"
+	    "  - {name: n01, host: h1}\nscheduler: goodput\n"), -1);
+	expect_error(4, 12, "scheduler: expected a mapping");
+}
+
 static void
 t_cluster_errors(void **state)
 {
@@ -866,6 +893,7 @@ main(void)
 		cmocka_unit_test_teardown(t_files, reset),
 		cmocka_unit_test_teardown(t_cluster_default, reset),
 		cmocka_unit_test_teardown(t_cluster, reset),
+		cmocka_unit_test_teardown(t_cluster_sched, reset),
 		cmocka_unit_test_teardown(t_cluster_errors, reset),
 		cmocka_unit_test_teardown(t_cluster_ssh_paths, reset),
 	};
