@@ -17,21 +17,15 @@ pid=$(cat "$dir/agent.pid")
 "$PY" - "$dir/agent.sock" <<'PYEOF' || { cat "$dir/agent.log"; fail "see above"; }
 import os, sys, time
 sys.path.insert(0, os.environ["SRCDIR"] + "/tests/integration")
-from frames import frame, conn, read_frame
+from frames import frame, conn, read_frame, launch
 s = conn(sys.argv[1], 5)
 s.sendall(frame({"t": "hello", "role": "backend", "proto": 1}))
 assert read_frame(s)["t"] == "hello"
 yaml = "name: phantom\nresources: {ranks: 1}\nprogram: {argv: [x]}\n"
 for argv in ("not-a-list", [], ["ok", 7]):
-    s.sendall(frame({"t": "cmd", "cmd": "launch", "job": "phantom", "rank": 0,
-                     "world": 1, "generation": 0, "run": 1, "node": "solo",
-                     "addr": "127.0.0.1", "local_rank": 0,
-                     "spec_file": "p.yaml", "spec_yaml": yaml,
-                     "checkpoint_dir": "", "resume": False, "timeout_ms": 1000,
-                     "stop_after_epochs": 0, "trace_steps": 0,
-                     "slow_data_ms": 0, "slow_ms": 0, "log_flood": 0,
-                     "leak_bytes": 0, "crash_at": 0,
-                     "program": {"argv": argv, "env": {}}}))
+    s.sendall(frame(launch("phantom", 0, 1, node="solo", spec_file="p.yaml",
+                           spec_yaml=yaml, timeout_ms=1000,
+                           program={"argv": argv, "env": {}})))
     deadline = time.time() + 5
     while True:
         m = read_frame(s)

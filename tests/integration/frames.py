@@ -39,7 +39,8 @@ def launch(job, rank, world, **fields):
     program is required), with fields over the defaults."""
     o = {"t": "cmd", "cmd": "launch", "job": job, "rank": rank,
          "world": world, "generation": 0, "run": 1, "node": "n",
-         "addr": "127.0.0.1", "local_rank": 0, "spec_file": job + ".yaml",
+         "addr": "127.0.0.1", "local_rank": 0, "host_slots": 2,
+         "spec_file": job + ".yaml",
          "spec_yaml": "", "checkpoint_dir": "", "resume": False,
          "timeout_ms": 10000, "stop_after_epochs": 0, "trace_steps": 0,
          "slow_data_ms": 0, "slow_sample_us": 0, "slow_ms": 0, "log_flood": 0, "leak_bytes": 0,

@@ -71,14 +71,14 @@ t_kind_good(void **state)
 		    "\"rank\":2147483647,\"node\":\"n\"}", PK_CMD },
 		/* A launch is the whole order (launch.h). */
 		{ "{\"t\":\"cmd\",\"cmd\":\"launch\",\"job\":\"j\",\"rank\":0,\"world\":1,"
-		    "\"generation\":0,\"run\":1,\"node\":\"n\",\"addr\":\"\",\"local_rank\":0,"
+		    "\"generation\":0,\"run\":1,\"node\":\"n\",\"addr\":\"\",\"local_rank\":0,\"host_slots\":2,"
 		    "\"spec_file\":\"j.yaml\",\"spec_yaml\":\"\",\"checkpoint_dir\":\"\","
 		    "\"resume\":false,\"timeout_ms\":1,\"stop_after_epochs\":0,"
 		    "\"trace_steps\":0,\"slow_data_ms\":0,\"slow_sample_us\":0,\"slow_ms\":0,\"log_flood\":0,"
 		    "\"leak_bytes\":0,\"crash_at\":0}",
 		    PK_CMD },
 		{ "{\"t\":\"cmd\",\"cmd\":\"launch\",\"job\":\"j\",\"rank\":0,\"world\":1,"
-		    "\"generation\":0,\"run\":1,\"node\":\"n\",\"addr\":\"\",\"local_rank\":0,"
+		    "\"generation\":0,\"run\":1,\"node\":\"n\",\"addr\":\"\",\"local_rank\":0,\"host_slots\":2,"
 		    "\"spec_file\":\"j.yaml\",\"spec_yaml\":\"\",\"checkpoint_dir\":\"\","
 		    "\"resume\":false,\"timeout_ms\":1,\"stop_after_epochs\":0,"
 		    "\"trace_steps\":0,\"slow_data_ms\":0,\"slow_sample_us\":0,\"slow_ms\":0,\"log_flood\":0,"
@@ -133,21 +133,21 @@ t_kind_refused(void **state)
 		{ "{\"t\":\"cmd\",\"cmd\":\"launch\",\"job\":\"j\",\"rank\":0}",
 		    "'cmd' frame: no \"world\"" },
 		{ "{\"t\":\"cmd\",\"cmd\":\"launch\",\"job\":\"j\",\"rank\":0,\"world\":2147483648,"
-		    "\"generation\":0,\"run\":1,\"node\":\"n\",\"addr\":\"\",\"local_rank\":0,"
+		    "\"generation\":0,\"run\":1,\"node\":\"n\",\"addr\":\"\",\"local_rank\":0,\"host_slots\":2,"
 		    "\"spec_file\":\"j.yaml\",\"spec_yaml\":\"\",\"checkpoint_dir\":\"\","
 		    "\"resume\":false,\"timeout_ms\":1,\"stop_after_epochs\":0,"
 		    "\"trace_steps\":0,\"slow_data_ms\":0,\"slow_sample_us\":0,\"slow_ms\":0,\"log_flood\":0,"
 		    "\"leak_bytes\":0,\"crash_at\":0}",
 		    "'cmd' frame: \"world\" is out of range" },
 		{ "{\"t\":\"cmd\",\"cmd\":\"launch\",\"job\":\"j\",\"rank\":0,\"world\":1,"
-		    "\"generation\":0,\"run\":1,\"node\":\"nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn\",\"addr\":\"\",\"local_rank\":0,"
+		    "\"generation\":0,\"run\":1,\"node\":\"nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn\",\"addr\":\"\",\"local_rank\":0,\"host_slots\":2,"
 		    "\"spec_file\":\"j.yaml\",\"spec_yaml\":\"\",\"checkpoint_dir\":\"\","
 		    "\"resume\":false,\"timeout_ms\":1,\"stop_after_epochs\":0,"
 		    "\"trace_steps\":0,\"slow_data_ms\":0,\"slow_sample_us\":0,\"slow_ms\":0,\"log_flood\":0,"
 		    "\"leak_bytes\":0,\"crash_at\":0}",
 		    "'cmd' frame: \"node\" is longer than 63 bytes" },
 		{ "{\"t\":\"cmd\",\"cmd\":\"launch\",\"job\":\"j\",\"rank\":0,\"world\":1,"
-		    "\"generation\":0,\"run\":1,\"node\":\"n\",\"addr\":\"\",\"local_rank\":0,"
+		    "\"generation\":0,\"run\":1,\"node\":\"n\",\"addr\":\"\",\"local_rank\":0,\"host_slots\":2,"
 		    "\"spec_file\":\"j.yaml\",\"spec_yaml\":\"\",\"checkpoint_dir\":\"\","
 		    "\"resume\":0,\"timeout_ms\":1,\"stop_after_epochs\":0,"
 		    "\"trace_steps\":0,\"slow_data_ms\":0,\"slow_sample_us\":0,\"slow_ms\":0,\"log_flood\":0,"
