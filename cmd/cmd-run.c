@@ -217,6 +217,8 @@ run_summary(const struct run_ctx *ctx, const struct job_state *j)
 	}
 	if (j->reason[0] != '\0')	/* why it failed, or why it waited */
 		json_object_set_new(s, "reason", json_string(j->reason));
+	/* The generation it ended in: 0 when it never re-formed. */
+	json_object_set_new(s, "generation", json_integer(j->generation));
 	if (ctx->json)
 		print_json(s);
 	else {
