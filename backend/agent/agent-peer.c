@@ -71,6 +71,7 @@ agent_hello(struct agent *a, struct agent_peer *p, const json_t *msg)
 			json_object_set_new(hello, "gpus_why",
 			    json_string(nvml_absent_reason()));
 	}
+	json_object_set_new(hello, "blas", sampler_blas());
 	samples = json_array();
 	for (i = a->ring.len > 60 ? a->ring.len - 60 : 0; i < a->ring.len; i++)
 		json_array_append_new(samples,
