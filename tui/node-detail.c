@@ -165,7 +165,7 @@ dv_head(struct dview *d, int y)
 	const struct node_view *nv = d->nv;
 	const struct node_lists *nl = &nv->lists;
 	int	 x, avail, per, cells, lines, cw;
-	char	 t[64];
+	char	 t[200];
 
 	char	 hint[32];
 	int	 hw;
@@ -179,8 +179,13 @@ dv_head(struct dview *d, int y)
 	snprintf(t, sizeof t, "  rack %s%s  %d CPUs  ", nv->spec->rack,
 	    nv->spec->spare ? ", spare" : "", nl->ncores);
 	x += dv_text(d, y, x, d->cols - x, EL_TEXT_DIM, t);
-	x += dv_text(d, y, x, d->cols - x - hw, EL_TEXT, nv->blas[0] ?
-	    nv->blas : "BLAS: -");
+	if (nv->blas.lib[0] != '\0')
+		snprintf(t, sizeof t, "%s %s%s%s", nv->blas.lib, nv->blas.kernel,
+		    nv->blas.coretype[0] ? " CORETYPE=" : "",
+		    nv->blas.coretype);
+	else
+		snprintf(t, sizeof t, "BLAS %s", glyphs->unknown);
+	x += dv_text(d, y, x, d->cols - x - hw, EL_TEXT, t);
 	if (d->cols - x >= hw)
 		dv_text(d, y, d->cols - hw + 1, hw, EL_TEXT_DIM, hint);
 	y++;

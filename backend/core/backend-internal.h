@@ -210,6 +210,14 @@ void	backend_series_close(struct job_state *);
  * closed.  backend_prom_publish renders now (the last, at close). */
 void	backend_export_tick(struct backend *);
 void	backend_prom_publish(struct backend *);
+/* A node not heard from for five of its 1 Hz samples is down. */
+#define NODE_STALE_S	5.0
+/* The value of row fd at base + at in its unit for Prometheus. */
+double	prom_value(const struct metric_field *, const void *base, size_t at);
+/* Whether a node's agent is linked and heard from. */
+bool	node_heard(const struct node_view *, double now);
+/* backend-prom-node.c: the node, list, GPU and BLAS series. */
+void	prom_nodes(FILE *, struct backend *, double now);
 /* backend-console.c: console.sock's clients.  Take a client waiting on
  * console.sock (into the loop), or refuse it when full. */
 void	backend_console_accept(struct backend *);

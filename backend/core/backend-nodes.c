@@ -14,6 +14,10 @@
 #include "lib/clock.h"
 #include "lib/xmalloc.h"
 #include "backend/core/backend-internal.h"
+#include "backend/core/series-file.h"
+
+/* A job's saved series gets its nodes' samples every this many. */
+#define NODE_SERIES_EVERY	10
 
 static int	 node_rows[NODE_HIST_ROWS];	/* enum node_metric */
 static int	 gpu_rows[GPU_HIST_ROWS];	/* enum gpu_metric */
@@ -148,6 +152,12 @@ backend_node_push(struct node_view *nv)
 static const size_t rank_state_at[RM_COUNT] = { RANK_METRICS(RANK_STATE_AT) };
 #undef RANK_STATE_AT
 
+static const size_t *
+rank_at(void)
+{
+	return rank_state_at;
+}
+
 /* The process rows of each rank the node runs, into its state. */
 static void
 node_rank_procs(struct backend *b, const json_t *list)
@@ -198,6 +208,52 @@ node_fs_check(struct backend *b, struct node_view *nv, int which)
 	    NM_CKPT_BYTES) ? ", room for fewer than two more checkpoints" : "");
 }
 
+/* Where each rank metric lives in struct rank_state (for the series). */
+static const size_t *rank_at(void);
+
+/* The node's sample into the saved series of every job that runs on it
+ * (series-file.h): its rows, its GPUs' and the rows of the job's ranks'
+ * processes there, for the report's "what moved". */
+static void
+node_series(struct backend *b, int n)
+{
+	struct node_view *nv = &b->nodes[n];
+	json_t		*line = NULL;
+
+	for (int i = 0; i < b->njobs; i++) {
+		struct job_state *j = &b->jobs[i];
+		json_t	*ranks = NULL;
+
+		if (job_done(j) || j->series == NULL)
+			continue;
+		for (int r = 0; r < j->world; r++) {
+			struct rank_state *rs = &j->ranks[r];
+			json_t	*o;
+
+			if (rs->node != n || rs->phase != RANK_RUNNING)
+				continue;
+			o = json_pack("{s:i}", "rank", r);
+			metrics_put(rank_metrics, RM_COUNT, rank_at(), rs,
+			    rs->known & (RM_PROC_MASK | RM_BIT(RSS)), false, o);
+			if (ranks == NULL)
+				ranks = json_array();
+			json_array_append_new(ranks, o);
+		}
+		if (ranks == NULL)
+			continue;
+		if (line == NULL) {
+			line = json_pack("{s:s, s:s}", "t", "node", "node",
+			    nv->spec->name);
+			json_object_update_new(line, node_sample_json(&nv->last));
+			json_object_set_new(line, "gpus", gpu_samples_json(
+			    nv->gpus, nv->ngpus));
+		}
+		json_object_set_new(line, "ranks", ranks);
+		series_file_append(j->series, line);
+	}
+	json_decref(line);
+}
+
 void
 backend_node_metrics(struct backend *b, int n, const json_t *m)
 {
@@ -214,6 +270,8 @@ backend_node_metrics(struct backend *b, int n, const json_t *m)
 	node_rank_procs(b, json_object_get(m, "ranks"));
 	node_fs_check(b, nv, 0);
 	node_fs_check(b, nv, 1);
+	if (nv->frames++ % NODE_SERIES_EVERY == 0)
+		node_series(b, n);
 }
 
 void
@@ -228,13 +286,11 @@ backend_node_hello(struct node_view *nv, const json_t *hello)
 	int		 nn;
 	const int	*nr = node_hist_rows(&nn);
 
-	nv->blas[0] = '\0';
-	if (json_is_object(blas))
-		snprintf(nv->blas, sizeof nv->blas, "%s %s%s%s%s",
-		    json_string_value(json_object_get(blas, "library")) ?: "?",
-		    json_string_value(json_object_get(blas, "kernel")) ?: "?",
-		    ct != NULL ? " (OPENBLAS_CORETYPE=" : "", ct != NULL ? ct :
-		    "", ct != NULL ? ")" : "");
+	snprintf(nv->blas.lib, sizeof nv->blas.lib, "%s", json_string_value(
+	    json_object_get(blas, "library")) ?: "");
+	snprintf(nv->blas.kernel, sizeof nv->blas.kernel, "%s",
+	    json_string_value(json_object_get(blas, "kernel")) ?: "");
+	snprintf(nv->blas.coretype, sizeof nv->blas.coretype, "%s", ct ?: "");
 	/* A history to start from: the agent's last minute. */
 	if (nv->hist.len > 0)
 		return;

@@ -152,6 +152,6 @@ sim_node_sample(struct node_view *nv, int i, const struct sim_walk *w,
 	sim_set(x, NM_AGENT_FDS, 23);
 	sim_lists(nv, w, r);
 	sim_gpus(nv, i, w, r);
-	if (nv->blas[0] == '\0')
-		strcpy(nv->blas, "OpenBLAS 0.3.21 SkylakeX (simulated)");
+	strcpy(nv->blas.lib, "OpenBLAS 0.3.21");
+	strcpy(nv->blas.kernel, "SkylakeX");
 }

@@ -54,11 +54,16 @@ struct node_view {
 	struct gpu_hist	*ghist;		/* one a GPU, as many as ngpus_hist */
 	int		 ngpus_hist;
 	char		 build[128];	/* its hunter build id */
-	char		 blas[128];	/* "OpenBLAS 0.3.21 Haswell"; "" unknown */
+	struct {			/* what its hello said; "" unknown */
+		char	 lib[64];	/* "OpenBLAS 0.3.21" */
+		char	 kernel[64];	/* "Haswell" */
+		char	 coretype[64];	/* OPENBLAS_CORETYPE, when set */
+	}		 blas;
 	struct gpu_sample gpus[NODE_GPUS_MAX];	/* the newest, validity bits */
 	int		 ngpus;
 	double		 sampled;	/* CLOCK_MONOTONIC of the newest sample */
 	bool		 fs_low[2];	/* state, checkpoint fs: warned of */
+	unsigned long	 frames;	/* metrics frames read */
 	char		 down[256];	/* why a bound node (srun) is down;
 					 * "" when up or not known */
 };
