@@ -20,28 +20,26 @@ void
 nvml_events_open(void)
 {
 	unsigned int	 n = nv.ndev < NV_DEVICES ? nv.ndev : NV_DEVICES;
-	bool		 any = false;
 
-	if (nv.events_tried)
+	if (nv.events_none || n <= nv.events_ndev)
 		return;
-	nv.events_tried = true;
 	if (nv.set_create == NULL || nv.register_events == NULL ||
-	    nv.wait == NULL || nv.set_create(&nv.events) != 0) {
-		nv.events = NULL;
+	    nv.wait == NULL) {
+		nv.events_none = true;
 		return;
 	}
-	for (unsigned int i = 0; i < n; i++) {
+	if (nv.events == NULL && nv.set_create(&nv.events) != 0) {
+		nv.events = NULL;
+		nv.events_none = true;
+		return;
+	}
+	for (unsigned int i = nv.events_ndev; i < n; i++) {
 		if (nv.handle(i, &nv.dev[i].handle) != 0)
 			continue;
 		nv.dev[i].xid_known = nv.register_events(nv.dev[i].handle,
 		    NV_EVENT_XID, nv.events) == 0;
-		any |= nv.dev[i].xid_known;
 	}
-	if (!any) {
-		if (nv.set_free != NULL)
-			nv.set_free(nv.events);
-		nv.events = NULL;
-	}
+	nv.events_ndev = n;
 }
 
 int
@@ -50,13 +48,9 @@ nvml_xids(struct nvml_xid *out, int max)
 	struct nv_event	 ev;
 	int		 n = 0;
 
-	if (!nvml_load())
+	if (!nvml_load() || nv.count(&nv.ndev) != 0)
 		return 0;
-	if (!nv.events_tried) {
-		if (nv.count(&nv.ndev) != 0)
-			return 0;
-		nvml_events_open();
-	}
+	nvml_events_open();
 	if (nv.events == NULL)
 		return 0;
 	/* Every event waiting now; a bound, should a driver repeat one. */

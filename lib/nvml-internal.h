@@ -111,8 +111,9 @@ struct nvml_lib {
 			    nv_event_set);
 	nv_ret		(*wait)(nv_event_set, struct nv_event *, unsigned int);
 	/* What we keep between calls. */
-	nv_event_set	 events;	/* NULL: no XID events here */
-	bool		 events_tried;
+	nv_event_set	 events;	/* NULL: no XID events (yet) */
+	bool		 events_none;	/* the driver has no event API */
+	unsigned int	 events_ndev;	/* devices registered so far */
 	unsigned int	 ndev;		/* devices at the last count */
 	struct {
 		nv_device	 handle;
@@ -127,8 +128,9 @@ extern struct nvml_lib nv;
 
 /* nvml.c: load and initialise NVML once; 1 when it is there. */
 int	nvml_load(void);
-/* nvml-events.c: register every device for XID events once (after a
- * count); each GPU's compute processes into gs. */
+/* nvml-events.c: register for XID events every device not registered
+ * yet (after a count: devices may come later); each GPU's compute
+ * processes into gs. */
 void	nvml_events_open(void);
 void	nvml_processes(nv_device, struct gpu_sample *);
 

@@ -85,10 +85,10 @@ dv_gpu(struct dview *d, int g, int y)
 	    EL_TEXT, NULL);
 	flow_field(&f, "hbm", gm(a, sizeof a, gs, GM_MEM_TEMP, "%.0fC", 1),
 	    EL_TEXT, NULL);
-	flow_field(&f, NULL, gm(a, sizeof a, gs, GM_POWER, "%.0fW", 1),
+	flow_field(&f, "power", gm(a, sizeof a, gs, GM_POWER, "%.0fW", 1),
 	    EL_TEXT, NULL);
-	flow_field(&f, NULL, gm(a, sizeof a, gs, GM_ENERGY, "%.1fkJ", 1e-3),
-	    EL_TEXT, NULL);
+	flow_field(&f, "energy", gm(a, sizeof a, gs, GM_ENERGY, "%.1fkJ",
+	    1e-3), EL_TEXT, NULL);
 	snprintf(v, sizeof v, "%s%s %s%s", glyphs->utf8 ? "\u2193" : "rx ",
 	    gm_si(a, sizeof a, gs, GM_PCIE_RX), glyphs->utf8 ? "\u2191" :
 	    "tx ", gm_si(b, sizeof b, gs, GM_PCIE_TX));

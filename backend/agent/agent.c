@@ -192,7 +192,7 @@ agent_rank_procs(struct agent *a, struct gpu_sample *gs, int ng)
 		    w->generation, "pid", (json_int_t)w->pid);
 
 		metrics_put(rank_metrics, RM_COUNT, NULL, &rr[k], rr[k].valid &
-		    RM_PROC_MASK, false, o);
+		    RM_AGENT_MASK & ~RM_BIT(PID), false, o);
 		json_array_append_new(list, o);
 	}
 	return list;

@@ -20,6 +20,9 @@
 #define SAMPLER_CTRS	8
 /* Processes whose counters are kept between samples. */
 #define SAMPLER_PROCS	64
+/* Interfaces whose counters are kept: the sums are of each one's growth,
+ * so one that goes away takes nothing with it. */
+#define SAMPLER_IFACES	1024
 
 /* Cumulative counters and when they were read, for rates. */
 struct sampler_prev {
@@ -50,8 +53,8 @@ struct sampler {
 	bool		 have_cpu;
 	uint64_t	 cpu[8];	/* user nice system idle iowait irq softirq steal */
 	struct sampler_prev core[NODE_CORES_MAX];
-	struct sampler_prev net, disk, neterr, tcp, faults, throttle;
-	struct sampler_named ifaces[NODE_IFACES_MAX], disks[NODE_DISKS_MAX];
+	struct sampler_prev net, disk, tcp, faults, throttle;
+	struct sampler_named ifaces[SAMPLER_IFACES], disks[NODE_DISKS_MAX];
 	struct sampler_proc procs[SAMPLER_PROCS];
 
 	int		 rapl_n;	/* packages in rapl_uj; 0: none yet */

@@ -1,9 +1,9 @@
 /*
  * sampler-proc.c: the processes of the ranks an agent runs, from
- * /proc/PID (under the sampler's root): CPU time (stat), threads and
- * context switches (each thread's status: a process's own status counts
- * its main thread only), open fds (fd/), and the GPU memory NVML lists
- * for them.  A hunter worker is one process; a program's rank is its
+ * /proc/PID (under the sampler's root): CPU time, threads and resident
+ * memory (stat), context switches (each thread's status: a process's own
+ * status counts its main thread only), open fds (fd/), and the GPU
+ * memory NVML lists for them.  A hunter worker is one process; a program's rank is its
  * whole process group (its data loaders and helpers count), found by one
  * pass over /proc a sample.  Also the agent's own fds.
  */
@@ -19,7 +19,7 @@
  * involuntary switches, fds, and which of them were read. */
 struct proc_sum {
 	uint64_t	 ticks, vol, invol;
-	long		 threads, fds;
+	long		 threads, fds, rss;
 	bool		 stat, status, fd;
 };
 
@@ -54,10 +54,15 @@ proc_status_line(char *line, void *arg)
 	return v[2] == 3;
 }
 
-/* /proc/PID/stat: its process group, CPU ticks and threads; 0 or -1. */
+/* What /proc/PID/stat says of a process. */
+struct proc_stat {
+	long		 pgrp, threads, rss;	/* rss in pages */
+	uint64_t	 ticks;
+};
+
+/* /proc/PID/stat into ps; 0 or -1. */
 static int
-proc_stat(const struct sampler *s, long pid, long *pgrp, uint64_t *ticks,
-    long *threads)
+proc_stat(const struct sampler *s, long pid, struct proc_stat *ps)
 {
 	char		 rel[64], path[PATH_MAX], buf[1024], *rp;
 	unsigned long	 ut, st;
@@ -72,12 +77,14 @@ proc_stat(const struct sampler *s, long pid, long *pgrp, uint64_t *ticks,
 	fclose(f);
 	buf[n] = '\0';
 	/* After the name in parentheses: state ppid pgrp ..., utime and
-	 * stime the 12th and 13th after the state, threads the 18th. */
+	 * stime the 12th and 13th after the state, threads the 18th, the
+	 * resident pages the 22nd. */
+	ps->rss = 0;
 	if ((rp = strrchr(buf, ')')) == NULL || sscanf(rp + 2, "%*c %*d %ld "
-	    "%*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %*d %*d %*d %*d %ld", pgrp,
-	    &ut, &st, threads) != 4)
+	    "%*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %*d %*d %*d %*d %ld %*d "
+	    "%*u %*u %ld", &ps->pgrp, &ut, &st, &ps->threads, &ps->rss) < 4)
 		return -1;
-	*ticks = (uint64_t)ut + st;
+	ps->ticks = (uint64_t)ut + st;
 	return 0;
 }
 
@@ -88,13 +95,14 @@ proc_add(const struct sampler *s, long pid, struct proc_sum *sum)
 	char		 rel[96], path[PATH_MAX];
 	DIR		*d;
 	struct dirent	*e;
-	uint64_t	 ticks;
-	long		 pgrp, threads, fds;
+	struct proc_stat ps;
+	long		 fds;
 
-	if (proc_stat(s, pid, &pgrp, &ticks, &threads) != 0)
+	if (proc_stat(s, pid, &ps) != 0)
 		return;
-	sum->ticks += ticks;
-	sum->threads += threads;
+	sum->ticks += ps.ticks;
+	sum->threads += ps.threads;
+	sum->rss += ps.rss;
 	sum->stat = true;
 	snprintf(rel, sizeof rel, "/proc/%ld/fd", pid);
 	sampler_path(s, path, sizeof path, rel);
@@ -131,8 +139,8 @@ proc_groups(const struct sampler *s, const struct proc_want *w, int n,
 	char		 path[PATH_MAX];
 	DIR		*d;
 	struct dirent	*e;
-	uint64_t	 ticks;
-	long		 pid, pgrp, threads;
+	struct proc_stat ps;
+	long		 pid;
 	char		*end;
 
 	sampler_path(s, path, sizeof path, "/proc");
@@ -141,10 +149,10 @@ proc_groups(const struct sampler *s, const struct proc_want *w, int n,
 	while ((e = readdir(d)) != NULL) {
 		pid = strtol(e->d_name, &end, 10);
 		if (end == e->d_name || *end != '\0' || pid <= 0 ||
-		    proc_stat(s, pid, &pgrp, &ticks, &threads) != 0)
+		    proc_stat(s, pid, &ps) != 0)
 			continue;
 		for (int i = 0; i < n; i++) {
-			if (w[i].group && w[i].pid == pgrp) {
+			if (w[i].group && w[i].pid == ps.pgrp) {
 				proc_add(s, pid, &sums[i]);
 				break;
 			}
@@ -180,8 +188,7 @@ proc_slot(struct sampler *s, long pid)
 static int
 proc_owner(const struct sampler *s, const struct proc_want *w, int n, long pid)
 {
-	uint64_t	 ticks;
-	long		 pgrp = -1, threads;
+	struct proc_stat ps;
 	bool		 groups = false;
 
 	for (int i = 0; i < n; i++) {
@@ -189,10 +196,10 @@ proc_owner(const struct sampler *s, const struct proc_want *w, int n, long pid)
 			return i;
 		groups |= w[i].group;
 	}
-	if (!groups || proc_stat(s, pid, &pgrp, &ticks, &threads) != 0)
+	if (!groups || proc_stat(s, pid, &ps) != 0)
 		return -1;
 	for (int i = 0; i < n; i++) {
-		if (w[i].group && w[i].pid == pgrp)
+		if (w[i].group && w[i].pid == ps.pgrp)
 			return i;
 	}
 	return -1;
@@ -259,7 +266,9 @@ sampler_procs(struct sampler *s, const struct proc_want *w, int n,
 			continue;
 		}
 		out[i].threads = sums[i].threads;
-		out[i].valid |= RM_BIT(THREADS);
+		out[i].rss = sums[i].rss * sysconf(_SC_PAGESIZE);
+		out[i].pid = w[i].pid;
+		out[i].valid |= RM_BIT(THREADS) | RM_BIT(RSS) | RM_BIT(PID);
 		if (sums[i].fd) {
 			out[i].fds = sums[i].fds;
 			out[i].valid |= RM_BIT(FDS);

@@ -174,7 +174,7 @@ node_rank_procs(struct backend *b, const json_t *list)
 			continue;	/* an old generation's, or not ours */
 		/* Cannot fail: proto_kind checked every field's type. */
 		metrics_merge(rank_metrics, RM_COUNT, rank_state_at, o,
-		    &j->ranks[r], &j->ranks[r].known, RM_PROC_MASK, err,
+		    &j->ranks[r], &j->ranks[r].known, RM_AGENT_MASK, err,
 		    sizeof err);
 	}
 }

@@ -180,7 +180,7 @@ enum iface_metric { IM_RX, IM_TX, IM_RX_PACKETS, IM_TX_PACKETS, IM_RX_ERRORS,
 enum disk_metric { DM_READ, DM_WRITE, DM_UTIL, DM_COUNT };
 
 #define NODE_CORES_MAX	256	/* CPUs listed; past them only the totals */
-#define NODE_IFACES_MAX	16
+#define NODE_IFACES_MAX	32
 #define NODE_DISKS_MAX	16
 #define NODE_NAME_MAX	32	/* an interface's or a disk's name */
 
@@ -350,11 +350,13 @@ enum rank_metric { RANK_METRICS(RANK_METRIC_ENUM) RM_COUNT };
 
 #define RM_BIT(id)	(UINT64_C(1) << RM_##id)
 #define RM_ALL		((UINT64_C(1) << RM_COUNT) - 1)
-/* The rows a rank's agent measures of its processes (/proc, NVML) and
- * sends in its node's frame ("ranks"); the worker's own frames say the
- * rest. */
+/* The rows a rank's agent measures of its processes (/proc, NVML): only
+ * it says them.  It sends them in its node's frame ("ranks") with
+ * RM_AGENT_MASK's others, its pid and RSS, which a worker's own frames
+ * say too (a program that never speaks says nothing). */
 #define RM_PROC_MASK	(RM_BIT(PROC_CPU) | RM_BIT(THREADS) |		\
 	RM_BIT(CTX_VOL) | RM_BIT(CTX_INVOL) | RM_BIT(FDS) | RM_BIT(GPU_MEM))
+#define RM_AGENT_MASK	(RM_PROC_MASK | RM_BIT(PID) | RM_BIT(RSS))
 
 /* One rank's report, as it goes on the wire. */
 struct rank_report {

@@ -14,6 +14,8 @@
 
 #include <ftw.h>
 #include <limits.h>
+#include <math.h>
+#include <sys/statvfs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -371,13 +373,14 @@ t_one_gone(void **state)
 	assert_false(VALID(&ns, NM_NET_RX));
 	assert_true(VALID(&ns, NM_DISK_READ));
 	assert_true(ns.v[NM_DISK_READ] == 4000 * 512);
-	/* Base: rx 8000 + 1100, tx 8000 + 700 (lo left out). */
+	/* Base: eth0 rx 8000 tx 8000, ib0 1100 and 700 (lo left out).  ib0
+	 * goes: it takes nothing with it, the sum is eth0's growth. */
 	put(*state, "proc/net/dev", "%s  eth0: 10100 1 0 0 0 0 0 0 10000 1 "
 	    "0 0 0 0 0 0\n", net_head);
 	fake_now += 1;
 	sampler_sample(s, &ns, NULL);
-	assert_true(ns.v[NM_NET_RX] == 1000);
-	assert_true(ns.v[NM_NET_TX] == 1300);
+	assert_true(ns.v[NM_NET_RX] == 2100);
+	assert_true(ns.v[NM_NET_TX] == 2000);
 	/* A counter that goes back (interface reset) gives no rate. */
 	put(*state, "proc/net/dev", "%s  eth0: 10 1 0 0 0 0 0 0 9000 1 "
 	    "0 0 0 0 0 0\n", net_head);
@@ -429,6 +432,235 @@ t_long_files(void **state)
 	assert_true(ns.v[NM_CPU_UTIL] == 25);
 	assert_true(ns.v[NM_NET_RX] == 299 * 300 / 2);	/* sum of step * i */
 	assert_true(ns.v[NM_NET_TX] == 600);
+	sampler_free(s);
+}
+
+
+/* Each CPU (shares, clock), throttling, pressure, memory's cache and
+ * what is available, major faults, each interface, TCP retransmits and
+ * each disk's busy time: two samples half a second apart, exact. */
+static void
+t_more(void **state)
+{
+	static struct node_lists nl;
+	struct sampler		*s;
+	struct node_sample	 ns;
+	const char		*root = *state;
+
+	put_all(root, 0);
+	put_blocks(root);
+	for (int step = 0; step < 2; step++) {
+		put(root, "proc/stat", "cpu  %d 0 %d %d 0 0 0 0\n"
+		    "cpu0 %d 0 0 %d 0 0 0 0\ncpu1 0 0 %d %d 0 0 0 0\nintr 1\n",
+		    100 + step * 40, 100 + step * 10, 800 + step * 150,
+		    100 + step * 40, 400 + step * 60, 100 + step * 10,
+		    400 + step * 90);
+		put(root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq",
+		    "%d\n", 2400000 + step * 100000);
+		put(root, "sys/devices/system/cpu/cpu1/cpufreq/scaling_cur_freq",
+		    "%d\n", 1200000);
+		put(root, "sys/devices/system/cpu/cpu0/thermal_throttle/"
+		    "core_throttle_count", "%d\n", 7 + step * 3);
+		put(root, "sys/devices/system/cpu/cpu0/thermal_throttle/"
+		    "package_throttle_count", "%d\n", 1 + step * 1);
+		put(root, "sys/devices/system/cpu/cpu1/thermal_throttle/"
+		    "core_throttle_count", "%d\n", 2);
+		put(root, "proc/vmstat", "nr_free_pages 5\npgmajfault %d\n"
+		    "pgminfault 9\n", 1000 + step * 25);
+		put(root, "proc/net/dev", "%s"
+		    "    lo: 9 9 0 0 0 0 0 0 9 9 0 0 0 0 0 0\n"
+		    "  ifb0: 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+		    "  eth0: %d %d %d %d 0 0 0 0 %d %d %d %d 0 0 0 0\n",
+		    net_head, 1000 + step * 5000, 10 + step * 50, 1 + step * 2,
+		    step * 4, 2000 + step * 3000, 20 + step * 30, step, 5 + step,
+		    0);
+		put(root, "proc/net/snmp", "Ip: Forwarding DefaultTTL\n"
+		    "Ip: 1 64\nTcp: RtoAlgorithm RtoMin RtoMax MaxConn "
+		    "ActiveOpens PassiveOpens AttemptFails EstabResets CurrEstab "
+		    "InSegs OutSegs RetransSegs InErrs\nTcp: 1 200 120000 -1 5 6 "
+		    "7 8 9 10 11 %d 0\n", 40 + step * 6);
+		put(root, "proc/diskstats",
+		    "   8       0 sda 10 0 %d 0 10 0 %d 0 0 %d 0\n"
+		    " 259       0 nvme0n1 10 0 0 0 10 0 0 0 0 %d 0\n",
+		    step * 1000, step * 3000, 100 + step * 400, step * 100);
+		put(root, "proc/pressure/cpu", "some avg10=12.50 avg60=1 avg300=0 "
+		    "total=5\nfull avg10=0.00 avg60=0 avg300=0 total=0\n");
+		put(root, "proc/pressure/memory", "some avg10=3.25 avg60=1 "
+		    "avg300=0 total=5\nfull avg10=1.75 avg60=0 total=0\n");
+		put(root, "proc/pressure/io", "some avg10=0.50 avg60=1 avg300=0 "
+		    "total=5\n");
+		put(root, "proc/meminfo", "MemTotal: 16000000 kB\n"
+		    "MemFree: 1000000 kB\nMemAvailable: 4000000 kB\n"
+		    "Buffers: 100 kB\nCached: 2000000 kB\nSwapCached: 0 kB\n"
+		    "SwapTotal: 0 kB\nSwapFree: 0 kB\nSReclaimable: 300 kB\n");
+		if (step == 0) {
+			s = sampler_create(root);
+			sampler_set_clock(s, fake_clock);
+		} else
+			fake_now += 0.5;
+		sampler_sample(s, &ns, &nl);
+	}
+	assert_true(ns.v[NM_CPUS] == 2);
+	assert_int_equal(nl.ncores, 2);
+	/* cpu0: 40 of 100 jiffies busy; cpu1: 10 of 100. */
+	assert_true(nl.cores[0].v[CM_UTIL] == 40);
+	assert_true(nl.cores[1].v[CM_UTIL] == 10);
+	assert_true(nl.cores[0].v[CM_FREQ] == 2500);	/* kHz to MHz */
+	assert_true(nl.cores[1].v[CM_FREQ] == 1200);
+	assert_true(ns.v[NM_CPU_FREQ] == 1850);
+	/* 3 + 1 events in 0.5 s. */
+	assert_true(ns.v[NM_CPU_THROTTLE] == 8);
+	assert_true(ns.v[NM_PSI_CPU] == 12.5 && ns.v[NM_PSI_CPU_FULL] == 0);
+	assert_true(ns.v[NM_PSI_MEM] == 3.25 && ns.v[NM_PSI_MEM_FULL] == 1.75);
+	assert_true(ns.v[NM_PSI_IO] == 0.5);
+	assert_false(VALID(&ns, NM_PSI_IO_FULL));	/* an old kernel's file */
+	assert_true(ns.v[NM_MEM_CACHE] == (100 + 2000000 + 300) * 1024.0);
+	assert_true(ns.v[NM_MEM_AVAIL] == 4000000 * 1024.0);
+	assert_true(ns.v[NM_MAJOR_FAULTS] == 50);
+	/* eth0 only: ifb0 never moved a byte, lo is left out. */
+	assert_int_equal(nl.nifaces, 1);
+	assert_string_equal(nl.ifaces[0].name, "eth0");
+	assert_true(nl.ifaces[0].v[IM_RX] == 10000);
+	assert_true(nl.ifaces[0].v[IM_TX] == 6000);
+	assert_true(nl.ifaces[0].v[IM_RX_PACKETS] == 100);
+	assert_true(nl.ifaces[0].v[IM_TX_PACKETS] == 60);
+	assert_true(nl.ifaces[0].v[IM_RX_ERRORS] == 4);
+	assert_true(nl.ifaces[0].v[IM_TX_ERRORS] == 2);
+	assert_true(nl.ifaces[0].v[IM_RX_DROPS] == 8);
+	assert_true(nl.ifaces[0].v[IM_TX_DROPS] == 2);
+	assert_true(ns.v[NM_NET_ERRORS] == 6);
+	assert_true(ns.v[NM_NET_DROPS] == 10);
+	assert_true(ns.v[NM_TCP_RETRANS] == 12);
+	/* sda busy 400 ms in 0.5 s: 80%; nvme0n1 100 ms: 20%. */
+	assert_int_equal(nl.ndisks, 2);
+	assert_string_equal(nl.disks[0].name, "sda");
+	assert_true(nl.disks[0].v[DM_UTIL] == 80);
+	assert_true(nl.disks[0].v[DM_READ] == 1000 * 512 * 2);
+	assert_true(nl.disks[0].v[DM_WRITE] == 3000 * 512 * 2);
+	assert_true(nl.disks[1].v[DM_UTIL] == 20);
+	assert_true(ns.v[NM_DISK_UTIL] == 80);
+	/* Without cpufreq, /proc/cpuinfo's. */
+	rm(root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq");
+	put(root, "proc/cpuinfo", "processor\t: 0\ncpu MHz\t\t: 2000.5\n\n"
+	    "processor\t: 1\ncpu MHz\t\t: 3000.5\n");
+	fake_now += 0.5;
+	sampler_sample(s, &ns, &nl);
+	assert_true(ns.v[NM_CPU_FREQ] == 2500.5);
+	assert_true(nl.cores[1].v[CM_FREQ] == 3000.5);
+	sampler_free(s);
+}
+
+/* The file systems of the state and checkpoint directories (statvfs of
+ * the nearest that exists) and a checkpoint's size: the largest file of
+ * the directory, a temporary one left out. */
+static void
+t_fs(void **state)
+{
+	static struct node_lists nl;
+	struct sampler	*s = sampler_create(*state);
+	struct node_sample ns;
+	struct statvfs	 st;
+	char		 ckpt[PATH_MAX], jobs[PATH_MAX];
+
+	snprintf(ckpt, sizeof ckpt, "%s/ckpt/job/not-yet", (char *)*state);
+	sampler_set_dirs(s, *state, ckpt);
+	sampler_sample(s, &ns, &nl);
+	assert_int_equal(statvfs(*state, &st), 0);
+	assert_true(ns.v[NM_STATE_SIZE] == (double)st.f_blocks * st.f_frsize);
+	assert_true(ns.v[NM_CKPT_SIZE] == ns.v[NM_STATE_SIZE]);
+	assert_true(fabs(ns.v[NM_STATE_FREE] - (double)st.f_bavail *
+	    st.f_frsize) < 0.01 * ns.v[NM_STATE_SIZE]);
+	assert_false(VALID(&ns, NM_CKPT_BYTES));	/* nothing there */
+	put(*state, "ckpt/job/step-000000001.safetensors", "%0500d", 0);
+	put(*state, "ckpt/job/step-000000002.safetensors", "%0700d", 0);
+	put(*state, "ckpt/job/config.json", "{}");
+	put(*state, "ckpt/job/step-000000003.safetensors.tmp", "%09000d", 0);
+	snprintf(ckpt, sizeof ckpt, "%s/ckpt/job", (char *)*state);
+	sampler_set_dirs(s, *state, ckpt);
+	sampler_sample(s, &ns, &nl);
+	assert_true(ns.v[NM_CKPT_BYTES] == 700);
+	/* A directory of jobs' directories: the one changed last. */
+	snprintf(jobs, sizeof jobs, "%s/ckpt", (char *)*state);
+	sampler_set_dirs(s, NULL, jobs);
+	sampler_sample(s, &ns, &nl);
+	assert_true(ns.v[NM_CKPT_BYTES] == 700);
+	assert_false(VALID(&ns, NM_STATE_FREE));
+	sampler_free(s);
+}
+
+/* A rank's processes under the root: a worker (one process, two
+ * threads), a program's group of two; CPU, switches, fds, threads, and
+ * the GPU memory of a GPU process found by its process group. */
+static void
+t_procs(void **state)
+{
+	struct sampler	*s = sampler_create(*state);
+	struct proc_want w[2] = { { 100, false }, { 200, true } };
+	struct rank_report rr[2];
+	struct gpu_sample gs[1];
+	long		 hz = sysconf(_SC_CLK_TCK);
+
+	sampler_set_clock(s, fake_clock);
+	for (int step = 0; step < 2; step++) {
+		/* pid (comm) state ppid pgrp ... utime stime ... threads */
+		put(*state, "proc/100/stat", "100 (hunter worker) S 1 100 1 0 -1 "
+		    "0 0 0 0 0 %ld %ld 0 0 20 0 2 0 5 1000 7\n", step * hz / 2,
+		    0L);
+		put(*state, "proc/100/task/100/status", "Name: w\n"
+		    "voluntary_ctxt_switches:\t%d\nnonvoluntary_ctxt_switches:"
+		    "\t%d\n", 10 + step * 100, 1 + step * 4);
+		put(*state, "proc/100/task/101/status", "voluntary_ctxt_switches:"
+		    "\t%d\nnonvoluntary_ctxt_switches:\t%d\n", step * 50, 0);
+		put(*state, "proc/200/stat", "200 (python3) S 1 200 1 0 -1 0 0 0 "
+		    "0 0 %ld 0 0 0 20 0 1 0\n", step * hz);
+		put(*state, "proc/201/stat", "201 (pt_data_worker) R 200 200 1 0 "
+		    "-1 0 0 0 0 0 %ld 0 0 0 20 0 3 0\n", step * hz / 4);
+		put(*state, "proc/300/stat", "300 (other) R 1 300 1 0 -1 0 0 0 "
+		    "0 0 %ld 0 0 0 20 0 1 0\n", step * hz);
+		for (int p = 200; p <= 201; p++) {
+			char	 rel[64];
+
+			snprintf(rel, sizeof rel, "proc/%d/task/%d/status", p, p);
+			put(*state, rel, "voluntary_ctxt_switches:\t%d\n"
+			    "nonvoluntary_ctxt_switches:\t%d\n", step * 10, 0);
+		}
+		if (step == 0) {
+			mkdirs(*state, "proc/100/fd");
+			put(*state, "proc/100/fd/0", "");
+			put(*state, "proc/100/fd/1", "");
+			put(*state, "proc/100/fd/3", "");
+			mkdirs(*state, "proc/201/fd");
+			put(*state, "proc/201/fd/0", "");
+		} else
+			fake_now += 0.5;
+		memset(gs, 0, sizeof gs);
+		gs[0].nprocs = 2;
+		gs[0].procs[0] = (struct gpu_proc){ 201, 3e9, 0 };
+		gs[0].procs[1] = (struct gpu_proc){ 300, 1e9, 0 };
+		sampler_procs(s, w, 2, gs, 1, rr);
+	}
+	assert_true(rr[0].valid & RM_BIT(PROC_CPU));
+	assert_true(rr[0].proc_cpu == 100);		/* hz/2 ticks in 0.5 s */
+	assert_int_equal(rr[0].threads, 2);
+	assert_int_equal(rr[0].rss, 7 * sysconf(_SC_PAGESIZE));
+	assert_int_equal(rr[0].pid, 100);
+	assert_int_equal(rr[0].fds, 3);
+	assert_true(rr[0].ctx_voluntary == 300);	/* 150 in 0.5 s */
+	assert_true(rr[0].ctx_involuntary == 8);
+	assert_true(rr[0].valid & RM_BIT(GPU_MEM));
+	assert_int_equal(rr[0].gpu_mem, 0);		/* none of its own */
+	/* The group: 200 and 201, not 300. */
+	assert_true(rr[1].proc_cpu == 250);
+	assert_int_equal(rr[1].threads, 4);
+	assert_int_equal(rr[1].fds, 1);
+	assert_true(rr[1].ctx_voluntary == 40);
+	assert_int_equal(rr[1].gpu_mem, 3000000000L);
+	assert_int_equal(gs[0].procs[0].owner, 200);
+	assert_int_equal(gs[0].procs[1].owner, 0);
+	/* A rank gone from /proc: nothing known of it. */
+	w[0].pid = 999;
+	sampler_procs(s, w, 1, NULL, 0, rr);
+	assert_int_equal(rr[0].valid, 0);
 	sampler_free(s);
 }
 
@@ -521,6 +753,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(t_missing, setup, teardown),
 		cmocka_unit_test_setup_teardown(t_one_gone, setup, teardown),
 		cmocka_unit_test_setup_teardown(t_long_files, setup, teardown),
+		cmocka_unit_test_setup_teardown(t_more, setup, teardown),
+		cmocka_unit_test_setup_teardown(t_fs, setup, teardown),
+		cmocka_unit_test_setup_teardown(t_procs, setup, teardown),
 		cmocka_unit_test(t_json),
 		cmocka_unit_test(t_ring),
 		cmocka_unit_test(t_real),
