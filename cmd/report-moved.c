@@ -151,7 +151,7 @@ track_svg(FILE *f, const struct track *t)
 static void
 moved_read(struct moved *m, const json_t *lines)
 {
-	const json_t	*l, *o;
+	const json_t	*l, *o, *gpus;
 	size_t		 i, k;
 	char		 who[96];
 
@@ -163,11 +163,19 @@ moved_read(struct moved *m, const json_t *lines)
 		if (node == NULL)
 			continue;
 		moved_add(m, node, node_metrics, NM_COUNT, l, ts);
-		json_array_foreach(json_object_get(l, "gpus"), k, o) {
+		gpus = json_object_get(l, "gpus");
+		json_array_foreach(json_object_get(gpus, "index"), k, o) {
+			json_t	*one = json_object();
+
+			/* The GPU's column entries, as an object. */
+			for (int r = 0; r < GM_COUNT; r++)
+				json_object_set(one, gpu_metrics[r].name,
+				    json_array_get(json_object_get(gpus,
+				    gpu_metrics[r].name), k));
 			snprintf(who, sizeof who, "%s GPU %lld", node,
-			    (long long)json_integer_value(json_object_get(o,
-			    "index")));
-			moved_add(m, who, gpu_metrics, GM_COUNT, o, ts);
+			    (long long)json_integer_value(o));
+			moved_add(m, who, gpu_metrics, GM_COUNT, one, ts);
+			json_decref(one);
 		}
 		json_array_foreach(json_object_get(l, "ranks"), k, o) {
 			snprintf(who, sizeof who, "rank %lld (%s)", (long long)

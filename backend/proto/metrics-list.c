@@ -180,20 +180,29 @@ gpu_metric_name(enum gpu_metric m)
 	return (unsigned)m < GM_COUNT ? gpu_metrics[m].name : NULL;
 }
 
+/* The GPUs as a list of rows: each a column over the GPUs. */
+static const struct metric_list gpu_list = { "gpus", gpu_metrics, GM_COUNT,
+	sizeof(struct gpu_sample), offsetof(struct gpu_sample, valid),
+	offsetof(struct gpu_sample, name), GPU_NAME_MAX, true };
+
 json_t *
 gpu_samples_json(const struct gpu_sample *gs, int n)
 {
-	json_t	*a = json_array();
+	json_t	*o, *index, *name, *procs;
+
+	if (n <= 0)			/* a CPU node's: nothing to name */
+		return json_object();
+	o = list_columns_json(&gpu_list, gs, n);
+	index = json_array();
+	name = json_array();
+	procs = json_array();
 
 	for (int i = 0; i < n; i++) {
-		json_t	*o = json_object(), *procs;
+		json_t	*pl = gs[i].nprocs < 0 ? json_null() : json_array();
 
-		json_object_set_new(o, "index", json_integer(gs[i].index));
-		json_object_set_new(o, "name", gs[i].name[0] != '\0' ?
+		json_array_append_new(index, json_integer(gs[i].index));
+		json_array_append_new(name, gs[i].name[0] != '\0' ?
 		    json_string(gs[i].name) : json_null());
-		metrics_put(gpu_metrics, GM_COUNT, NULL, &gs[i], gs[i].valid,
-		    true, o);
-		procs = gs[i].nprocs < 0 ? json_null() : json_array();
 		for (int p = 0; p < gs[i].nprocs && p < GPU_PROCS_MAX; p++) {
 			const struct gpu_proc *gp = &gs[i].procs[p];
 			json_t	*po = json_pack("{s:I}", "pid",
@@ -204,12 +213,14 @@ gpu_samples_json(const struct gpu_sample *gs, int n)
 			if (gp->owner > 0)
 				json_object_set_new(po, "owner",
 				    json_integer(gp->owner));
-			json_array_append_new(procs, po);
+			json_array_append_new(pl, po);
 		}
-		json_object_set_new(o, "procs", procs);
-		json_array_append_new(a, o);
+		json_array_append_new(procs, pl);
 	}
-	return a;
+	json_object_set_new(o, "index", index);
+	json_object_set_new(o, "name", name);
+	json_object_set_new(o, "procs", procs);
+	return o;
 }
 
 /* The processes of a GPU's entry; -1 when they are not known. */
@@ -235,63 +246,43 @@ gpu_procs_read(const json_t *a, struct gpu_proc *p)
 	return n;
 }
 
-int
-gpu_samples_read(const json_t *a, struct gpu_sample *gs, int max)
+/* The columns of o back into up to max GPUs; how many, or -1 with err. */
+static int
+gpu_columns_read(const json_t *o, struct gpu_sample *gs, int max, char *err,
+    size_t errlen)
 {
-	const json_t	*o;
-	const char	*name;
-	char		 err[1];
-	int		 n = 0;
+	const json_t	*index = json_object_get(o, "index");
+	const json_t	*name = json_object_get(o, "name");
+	const json_t	*procs = json_object_get(o, "procs");
+	int		 n;
 
-	for (size_t i = 0; i < json_array_size(a) && n < max; i++) {
-		o = json_array_get(a, i);
-		if (!json_is_object(o))
-			break;
-		memset(&gs[n], 0, sizeof gs[n]);
-		gs[n].index = json_is_integer(json_object_get(o, "index")) ?
-		    (int)json_integer_value(json_object_get(o, "index")) : n;
-		name = json_string_value(json_object_get(o, "name"));
-		if (name != NULL)
-			snprintf(gs[n].name, sizeof gs[n].name, "%s", name);
-		if (metrics_read(gpu_metrics, GM_COUNT, NULL, o, &gs[n],
-		    &gs[n].valid, err, sizeof err) != 0)
-			break;
-		gs[n].nprocs = gpu_procs_read(json_object_get(o, "procs"),
-		    gs[n].procs);
-		n++;
-	}
-	return n;
-}
-
-int
-gpu_samples_check(const json_t *a, char *err, size_t errlen)
-{
-	struct gpu_sample gs;
-	size_t		 i;
-	const json_t	*o, *procs, *p;
-
-	if (a == NULL)
+	if (o == NULL || json_is_null(o))
 		return 0;
-	if (!json_is_array(a)) {
-		snprintf(err, errlen, "\"gpus\" is not an array");
+	if ((n = list_columns_read(&gpu_list, o, gs, max, err, errlen)) < 0)
+		return -1;
+	if ((index != NULL && !json_is_array(index)) || (name != NULL &&
+	    !json_is_array(name)) || (procs != NULL && !json_is_array(procs))) {
+		snprintf(err, errlen, "\"gpus\": index, name or procs is not "
+		    "an array");
 		return -1;
 	}
-	json_array_foreach(a, i, o) {
-		if (!json_is_object(o)) {
-			snprintf(err, errlen, "\"gpus\" holds a non-object");
+	for (int i = 0; i < n; i++) {
+		const json_t *x = json_array_get(index, (size_t)i);
+		const json_t *pl = json_array_get(procs, (size_t)i);
+		const char *nm = json_string_value(json_array_get(name,
+		    (size_t)i));
+
+		gs[i].index = json_is_integer(x) ? (int)json_integer_value(x) : i;
+		snprintf(gs[i].name, sizeof gs[i].name, "%s", nm != NULL ? nm :
+		    "");
+		if (pl != NULL && !json_is_null(pl) && !json_is_array(pl)) {
+			snprintf(err, errlen, "a GPU's \"procs\" is not an "
+			    "array");
 			return -1;
 		}
-		if (metrics_read(gpu_metrics, GM_COUNT, NULL, o, &gs, &gs.valid,
-		    err, errlen) != 0)
-			return -1;
-		procs = json_object_get(o, "procs");
-		if (procs != NULL && !json_is_null(procs) &&
-		    !json_is_array(procs)) {
-			snprintf(err, errlen, "a GPU's \"procs\" is not an array");
-			return -1;
-		}
-		for (size_t k = 0; k < json_array_size(procs); k++) {
-			p = json_array_get(procs, k);
+		for (size_t k = 0; k < json_array_size(pl); k++) {
+			const json_t *p = json_array_get(pl, k);
+
 			if (!json_is_object(p) || !json_is_integer(
 			    json_object_get(p, "pid"))) {
 				snprintf(err, errlen, "a GPU process without an "
@@ -299,8 +290,26 @@ gpu_samples_check(const json_t *a, char *err, size_t errlen)
 				return -1;
 			}
 		}
+		gs[i].nprocs = gpu_procs_read(pl, gs[i].procs);
 	}
-	return 0;
+	return n;
+}
+
+int
+gpu_samples_read(const json_t *o, struct gpu_sample *gs, int max)
+{
+	char	 err[1];
+	int	 n = gpu_columns_read(o, gs, max, err, sizeof err);
+
+	return n < 0 ? 0 : n;
+}
+
+int
+gpu_samples_check(const json_t *o, char *err, size_t errlen)
+{
+	struct gpu_sample gs[16];
+
+	return gpu_columns_read(o, gs, 16, err, errlen) < 0 ? -1 : 0;
 }
 
 const char *

@@ -23,15 +23,15 @@ _Static_assert(NM_COUNT <= 64 && GM_COUNT <= 64 && RM_COUNT <= 64 &&
 
 const struct metric_field node_metrics[NM_COUNT] = {
 	NODE(CPU_UTIL, "cpu_util", "percent", "CPU busy, all CPUs",
-	    "cpu_util_ratio", 0.01, 0),
+	    "cpu_util_ratio", 0.01, 0.01),
 	NODE(CPU_USER, "cpu_user", "percent", "CPU in user code, nice too",
-	    "cpu_user_ratio", 0.01, 0),
+	    "cpu_user_ratio", 0.01, 0.01),
 	NODE(CPU_SYS, "cpu_sys", "percent", "CPU in the kernel and irqs",
-	    "cpu_system_ratio", 0.01, 0),
+	    "cpu_system_ratio", 0.01, 0.01),
 	NODE(CPU_IOWAIT, "cpu_iowait", "percent", "CPU idle waiting on I/O",
-	    "cpu_iowait_ratio", 0.01, 0),
+	    "cpu_iowait_ratio", 0.01, 0.01),
 	NODE(LOAD1, "load1", "", "the 1-minute load average",
-	    "load1", 1, 0),
+	    "load1", 1, 0.01),
 	NODE(MEM_USED, "mem_used", "bytes", "memory not available",
 	    "memory_used_bytes", 1, 1),
 	NODE(MEM_TOTAL, "mem_total", "bytes", "memory in all",
@@ -49,9 +49,9 @@ const struct metric_field node_metrics[NM_COUNT] = {
 	NODE(DISK_WRITE, "disk_write", "bytes/s", "written to whole disks",
 	    "disk_written_bytes_per_second", 1, 1),
 	NODE(POWER, "power", "watts", "RAPL package power, all sockets",
-	    "power_watts", 1, 0),
+	    "power_watts", 1, 0.01),
 	NODE(TEMP, "temp", "celsius", "the hottest hwmon sensor",
-	    "temperature_celsius", 1, 0),
+	    "temperature_celsius", 1, 0.1),
 	NODE(CPUS, "cpus", "", "CPUs online", "cpus", 1, 1),
 	NODE(CPU_FREQ, "cpu_freq", "MHz", "the CPUs' mean clock (cpufreq, "
 	    "else /proc/cpuinfo)", "cpu_frequency_hertz", 1e6, 1),
@@ -236,12 +236,21 @@ const struct metric_field rank_metrics[RM_COUNT] = {
 	RANK_METRICS(RANK_ROW)
 };
 
-/* A real as it goes on the wire: rounded to res, whole ones as integers. */
+/*
+ * A real as it goes on the wire: rounded to a multiple of res, or where
+ * res is below 1, of the power of two just under it (0.01 becomes 1/128),
+ * whose decimals end soon (35.203125, where 35.2 would print as
+ * 35.200000000000003); whole ones as integers.
+ */
 static json_t *
 metrics_real(double d, double res)
 {
-	if (res > 0) {
-		d = round(d / res) * res;
+	double	 q = res;
+
+	if (res > 0 && res < 1)
+		q = ldexp(1, (int)floor(log2(res)));
+	if (q > 0) {
+		d = round(d / q) * q;
 		if (fabs(d) < 9e15 && d == floor(d))
 			return json_integer((json_int_t)d);
 	}

@@ -49,9 +49,10 @@ struct metric_field {
 	size_t		 at;		/* offset of the value in its sample */
 	const char	*prom;		/* Prometheus' name; NULL: not exported */
 	double		 scale;		/* value * scale is in prom's unit */
-	/* On the wire a REAL is rounded to a multiple of res, and one that
-	 * comes out whole goes as an integer (its digits, not 17): what a
-	 * node says every second stays small.  0: as it is. */
+	/* On the wire a REAL is rounded to a multiple of res (below 1, of
+	 * the power of two under it, whose decimals end soon), and one that
+	 * comes out whole goes as an integer: what a node says every second
+	 * stays small.  0: as it is. */
 	double		 res;
 };
 
@@ -242,12 +243,13 @@ extern const struct metric_field gpu_metrics[GM_COUNT];
 
 /* The JSON field name of each metric, e.g. "util", "mem_used". */
 const char	*gpu_metric_name(enum gpu_metric);
-/* [{"index":0, "name":"NVIDIA H200", "util":93, ..., "xid":0,
- * "procs":[{"pid":1234, "mem":1073741824, "owner":1230}]}, ...] */
+/* A column a row over the GPUs, as a node's CPUs go: {"index": [0, 1],
+ * "name": ["NVIDIA H200", ...], "util": [93, 7], ..., "procs": [[{"pid":
+ * 1234, "mem": 1073741824, "owner": 1230}], null]} (each name once, not
+ * once a GPU: an 8-GPU node's frame stays small). */
 json_t		*gpu_samples_json(const struct gpu_sample *, int n);
-/* Up to max of them back from a node metrics frame's "gpus"; how many.
- * An entry that is not an object, or a field of the wrong type, ends
- * the list there. */
+/* Up to max of them back from a node metrics frame's "gpus"; how many
+ * (none when a column has the wrong type). */
 int		 gpu_samples_read(const json_t *gpus, struct gpu_sample *,
 		    int max);
 /* Whether a node frame's "gpus" is well formed: 0, or -1 with err. */

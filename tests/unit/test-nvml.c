@@ -50,7 +50,8 @@ t_absent(void **state)
 	assert_int_equal(nvml_sample(gs, 4), 0);	/* remembered */
 	assert_int_equal(nvml_driver_version(v, sizeof v), -1);
 	j = gpu_samples_json(gs, 0);
-	assert_true(json_is_array(j) && json_array_size(j) == 0);
+	assert_true(json_is_object(j) && json_object_size(j) == 0);
+	assert_int_equal(gpu_samples_read(j, gs, 4), 0);
 	json_decref(j);
 }
 
@@ -73,7 +74,7 @@ t_fake(void **state)
 {
 	struct gpu_sample	gs[4];
 	char			v[64], *text;
-	json_t			*j, *o;
+	json_t			*j;
 
 	use_library(fake_path);
 	unsetenv("FAKE_NVML_SCRIPT");
@@ -130,16 +131,18 @@ t_fake(void **state)
 	text = json_dumps(j, JSON_COMPACT);
 	print_message("    %s\n", text);
 	free(text);
-	o = json_array_get(j, 1);
-	assert_true(json_is_null(json_object_get(o, "temp")));
-	assert_true(json_is_null(json_object_get(o, "power")));
-	assert_true(json_is_null(json_object_get(o, "procs")));
-	assert_true(json_is_number(json_object_get(o, "util")) &&
-	    json_number_value(json_object_get(o, "util")) == 0);
-	assert_true(json_number_value(json_object_get(json_array_get(j, 0),
-	    "power")) == 612.345);
-	assert_string_equal(json_string_value(json_object_get(json_array_get(j,
-	    0), "name")), "Fake GPU 0");
+	/* A column a row: GPU 1 is entry 1 of each. */
+#define COL(name, i)	json_array_get(json_object_get(j, name), i)
+	assert_true(json_is_null(COL("temp", 1)));
+	assert_true(json_is_null(COL("power", 1)));
+	assert_true(json_is_null(COL("procs", 1)));
+	assert_true(json_is_number(COL("util", 1)) &&
+	    json_number_value(COL("util", 1)) == 0);
+	assert_true(json_number_value(COL("power", 0)) == 612.345);
+	assert_string_equal(json_string_value(COL("name", 0)), "Fake GPU 0");
+	assert_int_equal(json_integer_value(COL("index", 1)), 1);
+	assert_int_equal(json_array_size(json_object_get(j, "util")), 2);
+#undef COL
 	/* And back, as the backend reads a node's frame. */
 	{
 		struct gpu_sample back[4];
