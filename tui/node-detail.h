@@ -1,6 +1,7 @@
 /*
  * node-detail.h: what the detail view's files share (node-detail.c: the
- * host; node-procs.c: the GPUs and the processes): the view being drawn,
+ * host; node-procs.c: the GPUs and the processes; node-flow.c: the
+ * layout): the view being drawn,
  * whose rows may run past the window (top is the first row shown), and
  * the flow that lays fields out into lines.
  */

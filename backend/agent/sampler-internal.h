@@ -1,6 +1,7 @@
 /*
  * sampler-internal.h: the sampler's state, shared by its files:
- * sampler.c (CPUs, load, memory, page faults from /proc), sampler-net.c
+ * sampler.c (CPUs, load, memory, page faults from /proc), sampler-read.c
+ * (reading files, rates, the readings of a list's things), sampler-net.c
  * (interfaces, TCP), sampler-disk.c (disks, file systems, checkpoints),
  * sampler-sys.c (RAPL, hwmon, clocks, throttling, pressure),
  * sampler-proc.c (the ranks' processes and the agent's fds).
@@ -75,8 +76,8 @@ sampler_path(const struct sampler *s, char *buf, size_t len, const char *rel)
 	snprintf(buf, len, "%s%s", s->root, rel);
 }
 
-/* sampler.c: call fn on each line of ROOT/rel until it returns nonzero;
- * -1 when the file cannot be read.  Lines past 4 KiB are cut. */
+/* sampler-read.c: call fn on each line of ROOT/rel until it returns
+ * nonzero; -1 when the file cannot be read.  Lines past 4 KiB are cut. */
 int	sampler_lines(const struct sampler *, const char *rel,
 	    int (*fn)(char *, void *), void *arg);
 /*

@@ -256,7 +256,9 @@ gpu_columns_read(const json_t *o, struct gpu_sample *gs, int max, char *err,
 	const json_t	*procs = json_object_get(o, "procs");
 	int		 n;
 
-	if (o == NULL || json_is_null(o))
+	/* An agent of an older build sent one object a GPU: nothing is
+	 * known of its GPUs here, and its frame is not refused. */
+	if (o == NULL || json_is_null(o) || json_is_array(o))
 		return 0;
 	if ((n = list_columns_read(&gpu_list, o, gs, max, err, errlen)) < 0)
 		return -1;
