@@ -212,12 +212,8 @@ nodes_panel(struct console *c, WINDOW *w, int y, int x, int wd, int i)
 }
 
 static void
-nodes_draw(struct console *c)
+nodes_grid(struct console *c)
 {
-	if (c->node_detail && c->node >= 0 && c->node < backend_nnodes(c->b)) {
-		node_detail_draw(c);
-		return;
-	}
 	int	 H = console_height(), W = COLS, cols = W / NODE_W, rows;
 	int	*vis, n, p, top;
 	uint64_t key = console_mix(console_mix(c->ui_gen, c->feed.gen_nodes),
@@ -255,6 +251,16 @@ nodes_draw(struct console *c)
 			draw_text(w, 2, 2, W - 4, EL_TEXT_DIM, "no node matches");
 	}
 	free(vis);
+}
+
+/* The grid, or the selected node's detail view. */
+static void
+nodes_draw(struct console *c)
+{
+	if (c->node_detail && c->node >= 0 && c->node < backend_nnodes(c->b))
+		node_detail_draw(c);
+	else
+		nodes_grid(c);
 }
 
 static int

@@ -10,7 +10,7 @@
 # scripted value in its own unit, "-" for one NOT_SUPPORTED; the same in
 # the Prometheus scrape in base units, a NOT_SUPPORTED one absent; an
 # XID error the double raises is an event naming the node and the GPU,
-# and counted.
+# and counted.  The overview's heat map colours by GPU memory ('v').
 . "$SRCDIR/tests/integration/lib.sh"
 . "$SRCDIR/tests/tui/tui-lib.sh"
 fake="$BUILDDIR/tests/unit/libfake-nvml.so"
@@ -199,8 +199,13 @@ assert gm == [0, 0, 21474836480, 32212254720], gm
 print("the scrape: %d GPU 0 series as scripted, GPU 1's NOT_SUPPORTED absent, "
       "ranks' GPU memory %s" % (len(want) + 2, gm))
 PYEOF
-echo "xid 1 79" >> "$FAKE_NVML_SCRIPT"
+# The heat map by the busiest GPU's memory: 80 of 150 GiB on GPU 0.
 keys 1
+need 'nodes: cpu \(v: next\)' 10 "the overview's heat map"
+keys v v v
+need 'nodes: gpu memory \(v: next\)' 10 "'v' does not cycle the heat map's metric"
+need 'gpunode 53%' 10 "the heat map does not colour by GPU memory"
+echo "xid 1 79" >> "$FAKE_NVML_SCRIPT"
 need 'xid +gpunode: GPU 1 \(NVIDIA H200\): XID error 79' 20 "no XID event naming the node and the GPU"
 grep -q '"kind":"xid".*"gpu":1' "$HUNTER_STATE_DIR/journal.jsonl" 2>/dev/null ||
 	grep -q '"gpu":1.*"kind":"xid"' "$HUNTER_STATE_DIR/journal.jsonl" ||
