@@ -89,4 +89,7 @@ assert warn[0]["ts"] < bad[0]["ts"], "the warning came after the failure"
 print("%d checkpoints written before it; %.1f s from the warning to the failure"
       % (len(ok), bad[0]["ts"] - warn[0]["ts"]))
 PYEOF
+# The job's saved series has its node's samples, for the report.
+grep -q '^{"t":"node","node":"n1",' "$HUNTER_STATE_DIR/series/roomjob.jsonl" ||
+	fail "no node samples in the job's saved series"
 pass "the free space went red and one warning came before a checkpoint failed"
