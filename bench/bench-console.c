@@ -2,7 +2,8 @@
  * bench-console.c: `hunter bench console`.  It runs this binary's console
  * on a simulated cluster of 1024 nodes reporting at 1 Hz (--simulate) in
  * a 200x50 pseudo-terminal with TERM=xterm-256color, reads everything
- * the console writes, and switches screens on a schedule.  For each
+ * the console writes, and switches screens on a schedule (the last is a
+ * node's detail view).  For each
  * phase it prints the console's CPU time per wall second (utime + stime
  * of the whole process, backend thread included, from /proc) and the
  * bytes it wrote to the terminal per second.  Targets: 2% of a core and
@@ -35,6 +36,9 @@ static const struct bench_phase bench_phases[] = {
 	{ "nodes", "2", 4 },
 	{ "job", "3", 4 },
 	{ "logs", "4", 4 },
+	/* The nodes screen and Enter: the first node's detail view (a
+	 * simulated node with 16 CPUs, two GPUs and its ranks). */
+	{ "detail", "2\r", 4 },
 };
 #define N_PHASES (sizeof bench_phases / sizeof bench_phases[0])
 

@@ -13,6 +13,7 @@ extern const struct bench_entry bench_compress_entry;
 extern const struct bench_entry bench_sched_entry;
 extern const struct bench_entry bench_policy_entry;
 extern const struct bench_entry bench_console_entry;
+extern const struct bench_entry bench_agent_entry;
 extern const struct bench_entry bench_sgemm_entry;
 extern const struct bench_entry bench_gpt_entry;
 #ifdef HAVE_CUDA
@@ -26,6 +27,7 @@ const struct bench_entry *const bench_table[] = {
 	&bench_sched_entry,
 	&bench_policy_entry,
 	&bench_console_entry,
+	&bench_agent_entry,
 	&bench_sgemm_entry,
 	&bench_gpt_entry,
 #ifdef HAVE_CUDA

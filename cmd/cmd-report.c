@@ -2,8 +2,8 @@
  * cmd-report.c: `hunter report JOB`: one self-contained HTML page about a
  * job, for a ticket the morning after: loss and throughput over steps,
  * each rank's step time and where it went, the bytes on the wire, the
- * autotune trace, the epochs and the timeline of events with their
- * reasons.  The series come from the job's saved series
+ * autotune trace, the epochs, what moved on its nodes and the timeline
+ * of events with their reasons.  The series come from the job's saved series
  * (backend/core/series-file.h), the events from the journal, rotated
  * files (journal.jsonl.N) included, read through journal.h.  Charts are
  * inline SVG (report-svg.c); the page loads nothing.
@@ -79,6 +79,8 @@ series_rec(void *ctx, json_t *rec)
 	} else if (strcmp(t, MSG_METRICS) == 0)
 		rank_push(rp, (int)json_integer_value(json_object_get(rec,
 		    "rank")), rec);
+	else if (strcmp(t, "node") == 0)
+		json_array_append(rp->nodes, rec);
 	else if (strcmp(t, MSG_EPOCH) == 0)
 		json_array_append(rp->epochs, rec);
 	else if (strcmp(t, MSG_EVAL) == 0)
@@ -182,6 +184,7 @@ report_free(struct report *rp)
 	json_decref(rp->evals);
 	json_decref(rp->events);
 	json_decref(rp->jobs);
+	json_decref(rp->nodes);
 }
 
 /* A fresh temporary file beside out (lib/files.h), with the mode a
@@ -237,6 +240,7 @@ cmd_report(const struct cmd_args *a)
 	rp.evals = json_array();
 	rp.events = json_array();
 	rp.jobs = json_array();
+	rp.nodes = json_array();
 	if ((rc = journal_replay(series, series_rec, &rp, &bad, err,
 	    sizeof err)) <= 0 || rp.header == NULL) {
 		fprintf(stderr, "hunter report: no saved series of job %s in "

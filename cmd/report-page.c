@@ -4,7 +4,8 @@
  * validation or test loss where the job evaluated, the throughput in
  * tokens/s for a language model, the gradient norm where known), where
  * each rank's step time went, the bytes on the wire, then the autotune
- * trace, the epochs and the events (report-facts.c).
+ * trace, the epochs (report-facts.c), what moved on the nodes
+ * (report-moved.c) and the events.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -298,6 +299,7 @@ report_page(FILE *f, const struct report *rp)
 	page_bytes(f, rp);
 	report_autotune(f, rp);
 	report_epochs(f, rp);
+	report_moved(f, rp);
 	report_events(f, rp);
 	fprintf(f, "<p class=\"muted\">Written by hunter %s at %s.</p>\n"
 	    "</body></html>\n", HUNTER_GIT_DESCRIBE, now);

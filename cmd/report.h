@@ -1,7 +1,8 @@
 /*
  * report.h: the parts of `hunter report`: what cmd-report.c reads (the
  * saved series and the journal) into struct report, the page made of it
- * (report-page.c, its text in report-facts.c), and the charts it draws as inline SVG (report-svg.c),
+ * (report-page.c, its text in report-facts.c, what moved on its nodes in
+ * report-moved.c), and the charts it draws as inline SVG (report-svg.c),
  * written straight into the page, so the file needs nothing else to be
  * read: no script, no font, no network.
  */
@@ -34,6 +35,7 @@ struct report {
 	bool		 ended;
 	json_t		*header, *summary, *autotune, *epochs, *evals, *events,
 			*jobs;
+	json_t		*nodes;		/* the saved node lines, in order */
 	char		 end_state[32];
 	struct rank_data *ranks;
 	int		 nranks;
@@ -48,6 +50,8 @@ void	report_facts(FILE *, const struct report *);
 void	report_autotune(FILE *, const struct report *);
 void	report_epochs(FILE *, const struct report *);
 void	report_events(FILE *, const struct report *);
+/* What moved on the nodes the job ran on (report-moved.c). */
+void	report_moved(FILE *, const struct report *);
 /* Whether the job is a language model: its frames say tokens/s or a
  * validation loss. */
 bool	report_tokens(const struct report *);

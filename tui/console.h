@@ -46,6 +46,9 @@ struct screen {
 	int		(*nav)(struct console *, int dy, int dx);
 	int		(*enter)(struct console *);
 	int		(*sort)(struct console *);
+	/* Esc: back out of a view within the screen; ACT_NONE when there
+	 * is none (Esc then clears the filter). */
+	int		(*back)(struct console *);
 };
 
 extern const struct screen screen_overview, screen_nodes, screen_job,
@@ -91,6 +94,11 @@ struct console {
 	int		 rank;		/* the selected rank (job screen) */
 	int		 log_rank;	/* the logs screen's rank, -1 = all */
 	bool		 focus_nodes;	/* overview: Enter opens the node */
+	bool		 node_detail;	/* nodes: the selected node's detail */
+	int		 detail_sel;	/* its process list's selected row */
+	int		 detail_top;	/* its first row shown (PgUp, PgDn) */
+	bool		 detail_follow;	/* scroll to the selected process */
+	int		 heat;		/* overview: the heat map's metric */
 	int		 scroll[SCR_COUNT];
 	int		 sel[SCR_COUNT];	/* table rows */
 	int		 sort_col[SCR_COUNT];
@@ -155,6 +163,33 @@ void		 job_info(struct console *, const struct job_state *,
 long		 job_rank_step(struct console *, const struct job_state *, int r);
 /* The median step time of the job's running ranks (0 when unknown). */
 double		 job_median_step_ms(struct console *, const struct job_state *);
+
+/* screen-nodes.c: a row of a node's or a GPU's history as a sparkline
+ * (ref must outlive the model). */
+struct hist_ref {
+	const struct node_hist	*nh;
+	const struct gpu_hist	*gh;
+	int			 k;
+};
+struct spark_model hist_spark(const struct hist_ref *, enum elem, bool pool);
+
+/* node-detail.c: the nodes screen's detail view of c->node (Enter on a
+ * node): per-CPU strip, everything its agent samples with a sparkline
+ * beside every rate, its GPUs, its processes with the job and rank each
+ * belongs to. */
+void		 node_detail_draw(struct console *);
+int		 node_detail_nav(struct console *, int dy, int dx);
+int		 node_detail_enter(struct console *);
+
+/* heat.c: the metrics the overview's heat map can colour by ('v'). */
+int		 heat_count(void);
+const char	*heat_name(int);
+/* The cell of node nv by metric k; max is the metric's largest over the
+ * nodes (heat_max), for the rates, which have no ceiling. */
+void		 heat_cell_of(int k, const struct node_view *, double max,
+		    struct heat_cell *, char *value, size_t len);
+double		 heat_max(int k, struct console *);
+int		 action_heat(struct console *, int key);
 
 /* keys.c */
 int		 keys_dispatch(struct console *, int key);

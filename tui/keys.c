@@ -108,7 +108,12 @@ key_filter(struct console *c, int key)
 static int
 key_clear(struct console *c, int key)
 {
+	const struct screen *s = screen_table[c->scr];
+	int	 r;
+
 	(void)key;
+	if (s->back != NULL && (r = s->back(c)) != ACT_NONE)
+		return r;
 	if (c->filter[c->scr][0] == '\0')
 		return ACT_NONE;
 	c->filter[c->scr][0] = '\0';
@@ -138,6 +143,9 @@ static const struct binding bindings[] = {
 	{ { 's' }, "s", "sort", "sort by the next column",
 	    ON(SCR_OVERVIEW) | ON(SCR_NODES) | ON(SCR_JOB), key_sort },
 	{ { 't' }, "t", "theme", "next theme", EVERY, action_theme },
+	{ { 'v' }, "v", "heat", "colour the heat map by the next metric: cpu, "
+	    "memory, gpu, gpu memory, disk, state fs, pressure, network, "
+	    "retransmits, temperature, power", ON(SCR_OVERVIEW), action_heat },
 	{ { '\t' }, "Tab", NULL, "next screen", EVERY, key_screen },
 	{ { KEY_BTAB }, "S-Tab", NULL, "previous screen", EVERY, key_screen },
 	{ { '1', '2', '3', '4', '5' }, "1-5", NULL, "overview, nodes, job, "
@@ -145,14 +153,15 @@ static const struct binding bindings[] = {
 	{ { KEY_UP, 'k', KEY_DOWN, 'j' }, "Up/Down j k", NULL, "select a "
 	    "row: job, node, rank, line", EVERY, key_move },
 	{ { KEY_LEFT, 'h', KEY_RIGHT, 'l' }, "Left/Right h l", NULL,
-	    "overview: select a node; job: the next job; logs: the rank "
-	    "shown", EVERY, key_move },
+	    "overview: select a node; node detail: the next node; job: the "
+	    "next job; logs: the rank shown", EVERY, key_move },
 	{ { KEY_PPAGE, KEY_NPAGE }, "PgUp/PgDn", NULL, "a page up or down",
 	    EVERY, key_move },
 	{ { '\r', '\n', KEY_ENTER }, "Enter", NULL, "open: node -> nodes "
-	    "screen, job -> job screen, rank -> its log", EVERY, key_enter },
-	{ { KEY_ESC }, "Esc", NULL, "clear the filter or search", EVERY,
-	    key_clear },
+	    "screen -> its detail -> a process's job, job -> job screen, "
+	    "rank -> its log", EVERY, key_enter },
+	{ { KEY_ESC }, "Esc", NULL, "back out of a node's detail; clear the "
+	    "filter or search", EVERY, key_clear },
 };
 
 #define N_BINDINGS (sizeof bindings / sizeof bindings[0])

@@ -3,8 +3,10 @@
  * accuracy, throughput; the autotuner's micro-batch and accumulation;
  * compression ratio and bytes per step when the ranks report them;
  * checkpoints), the loss per step and per epoch and the throughput as
- * charts, and the ranks with their node, step times and a straggler
- * mark for a rank over twice the median step time.  A program job
+ * charts, and the ranks with their node, step times, their processes'
+ * CPU (and, on a wide screen, threads and GPU memory: their agent's
+ * readings) and a straggler mark for a rank over twice the median step
+ * time.  A program job
  * (hunter(1), PROGRAMS) shows its program instead of the compression,
  * and each rank's loss and its own numbers ("extra").  Left and right
  * switch jobs; Enter opens the selected rank's log.
@@ -21,33 +23,35 @@ enum { P_INFO = 2, P_LOSS, P_EPOCH, P_TPUT, P_RANKS, P_CKPT };
 
 enum rank_field { RF_RANK, RF_NODE, RF_STATUS, RF_STEP, RF_STEP_MS,
 	RF_COMM, RF_DATA, RF_SAMPLES, RF_RSS, RF_BEAT, RF_MARK, RF_LOSS,
-	RF_EXTRA };
+	RF_EXTRA, RF_CPU, RF_THREADS, RF_GPU_MEM };
 
+/* The process columns (cpu, threads, GPU memory) are its agent's. */
 static const struct table_col job_cols_wide[] = {
 	{ "rank", 4, true }, { "node", 0, false }, { "status", 8, false },
 	{ "step", 8, true }, { "step ms", 8, true }, { "comm ms", 8, true },
-	{ "data ms", 8, true }, { "samples/s", 9, true }, { "rss", 10, true },
+	{ "data ms", 8, true }, { "samples/s", 9, true }, { "cpu%", 5, true },
+	{ "rss", 10, true }, { "thr", 4, true }, { "gpu mem", 9, true },
 	{ "beat", 5, true }, { "", 11, false },
 };
 static const enum rank_field job_fields_wide[] = { RF_RANK, RF_NODE,
-	RF_STATUS, RF_STEP, RF_STEP_MS, RF_COMM, RF_DATA, RF_SAMPLES, RF_RSS,
-	RF_BEAT, RF_MARK };
+	RF_STATUS, RF_STEP, RF_STEP_MS, RF_COMM, RF_DATA, RF_SAMPLES, RF_CPU,
+	RF_RSS, RF_THREADS, RF_GPU_MEM, RF_BEAT, RF_MARK };
 static const struct table_col job_cols_narrow[] = {
 	{ "rank", 4, true }, { "node", 0, false }, { "status", 8, false },
 	{ "step", 8, true }, { "step ms", 8, true }, { "comm ms", 8, true },
-	{ "samples/s", 9, true }, { "", 11, false },
+	{ "samples/s", 9, true }, { "cpu%", 5, true }, { "", 11, false },
 };
 static const enum rank_field job_fields_narrow[] = { RF_RANK, RF_NODE,
-	RF_STATUS, RF_STEP, RF_STEP_MS, RF_COMM, RF_SAMPLES, RF_MARK };
+	RF_STATUS, RF_STEP, RF_STEP_MS, RF_COMM, RF_SAMPLES, RF_CPU, RF_MARK };
 static const struct table_col job_cols_program[] = {
 	{ "rank", 4, true }, { "node", 8, false }, { "status", 8, false },
 	{ "step", 8, true }, { "loss", 8, true }, { "step ms", 8, true },
-	{ "samples/s", 9, true }, { "rss", 10, true }, { "beat", 5, true },
-	{ "its own numbers", 0, false },
+	{ "samples/s", 9, true }, { "cpu%", 5, true }, { "rss", 10, true },
+	{ "beat", 5, true }, { "its own numbers", 0, false },
 };
 static const enum rank_field job_fields_program[] = { RF_RANK, RF_NODE,
-	RF_STATUS, RF_STEP, RF_LOSS, RF_STEP_MS, RF_SAMPLES, RF_RSS, RF_BEAT,
-	RF_EXTRA };
+	RF_STATUS, RF_STEP, RF_LOSS, RF_STEP_MS, RF_SAMPLES, RF_CPU, RF_RSS,
+	RF_BEAT, RF_EXTRA };
 
 /* The ranks table of a job: its columns, their fields, how many. */
 struct job_layout {
@@ -63,7 +67,7 @@ struct job_ctx {
 	double		 median;
 };
 
-/* The ranks panel's width: all columns from 106 on, else the main ones. */
+/* The ranks panel's width: all columns from 129 on, else the main ones. */
 static int
 job_ranks_w(void)
 {
@@ -73,7 +77,7 @@ job_ranks_w(void)
 static bool
 job_wide(void)
 {
-	return job_ranks_w() - 2 >= 106;
+	return job_ranks_w() - 2 >= 129;
 }
 
 static void
@@ -122,6 +126,18 @@ job_cell(void *ctx, int r, int col, char *buf, size_t len, enum elem *e)
 		snprintf(buf, len, "%s", fr != NULL ? fr->extra : "");
 		break;
 	case RF_RSS: fmt_bytes(buf, len, rs->rss > 0, (double)rs->rss); break;
+	case RF_CPU:
+		fmt_num(buf, len, (rs->known & RM_BIT(PROC_CPU)) && rs->phase ==
+		    RANK_RUNNING, "%.0f", rs->proc_cpu);
+		break;
+	case RF_THREADS:
+		fmt_num(buf, len, (rs->known & RM_BIT(THREADS)) && rs->phase ==
+		    RANK_RUNNING, "%.0f", (double)rs->threads);
+		break;
+	case RF_GPU_MEM:
+		fmt_bytes(buf, len, (rs->known & RM_BIT(GPU_MEM)) != 0,
+		    (double)rs->gpu_mem);
+		break;
 	case RF_BEAT: fmt_age(buf, len, rs->heartbeat > 0 && rs->phase ==
 	    RANK_RUNNING, age); break;
 	case RF_MARK:
@@ -149,6 +165,10 @@ job_key(void *ctx, int r, int col)
 	case RF_SAMPLES: return fr ? fr->samples_per_s : -1;
 	case RF_LOSS: return fr ? fr->loss : -1;
 	case RF_RSS: return (double)x->j->ranks[r].rss;
+	case RF_CPU: return x->j->ranks[r].known & RM_BIT(PROC_CPU) ?
+	    x->j->ranks[r].proc_cpu : -1;
+	case RF_THREADS: return (double)x->j->ranks[r].threads;
+	case RF_GPU_MEM: return (double)x->j->ranks[r].gpu_mem;
 	case RF_BEAT: return x->j->ranks[r].heartbeat;
 	default: return 0;
 	}
@@ -157,12 +177,16 @@ job_key(void *ctx, int r, int col)
 static struct job_layout
 job_layout(const struct job_state *j)
 {
+#define NCOLS(a)	((int)(sizeof a / sizeof a[0]))
 	if (j != NULL && j->spec.kind == JOB_PROGRAM)
 		return (struct job_layout){ job_cols_program, job_fields_program,
-		    10 };
+		    NCOLS(job_cols_program) };
 	if (job_wide())
-		return (struct job_layout){ job_cols_wide, job_fields_wide, 11 };
-	return (struct job_layout){ job_cols_narrow, job_fields_narrow, 8 };
+		return (struct job_layout){ job_cols_wide, job_fields_wide,
+		    NCOLS(job_cols_wide) };
+	return (struct job_layout){ job_cols_narrow, job_fields_narrow,
+	    NCOLS(job_cols_narrow) };
+#undef NCOLS
 }
 
 static void

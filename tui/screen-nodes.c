@@ -1,9 +1,12 @@
 /*
  * screen-nodes.c: one panel per node, in a grid that scrolls to keep the
  * selected node in view: CPU and memory bars, network sparklines (the
- * last minutes at one sample a second), load, temperature and power,
- * and the ranks the node hosts with their step times.  '/' keeps nodes
- * whose name holds the text; 's' sorts by CPU, then memory.
+ * last seconds at one sample a second), load, temperature and power,
+ * the free space of its state directory (red once short, node_fs_low)
+ * and its GPUs, and the ranks the node hosts with their step times.
+ * '/' keeps nodes whose name holds the text; 's' sorts by CPU, then
+ * memory.  Enter opens the selected node's detail view (node-detail.c),
+ * Esc closes it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +20,7 @@
 enum { P_GRID = 2 };
 
 #define NODE_W	38	/* narrowest panel */
-#define NODE_H	8
+#define NODE_H	9
 
 static const char *const nodes_sorts[] = { "name", "cpu", "memory" };
 
@@ -111,6 +114,53 @@ nodes_ranks(struct console *c, WINDOW *w, int y, int x, int wd, int node)
 		draw_text(w, y, x, wd, EL_TEXT_DIM, "no ranks");
 }
 
+static float
+hist_get(const void *ctx, int i)
+{
+	const struct hist_ref *r = ctx;
+
+	return r->nh != NULL ? node_hist_get(r->nh, r->k, i) :
+	    gpu_hist_get(r->gh, r->k, i);
+}
+
+struct spark_model
+hist_spark(const struct hist_ref *r, enum elem e, bool pool)
+{
+	int	 n = r->nh != NULL ? r->nh->len : r->gh != NULL ? r->gh->len : 0;
+
+	return (struct spark_model){ hist_get, r, r->k >= 0 ? n : 0, 0, e,
+	    pool };
+}
+
+/* "state 12.0G free 30%  gpus 2 93%": the room left where checkpoints go,
+ * red once short, and the busiest GPU. */
+static void
+nodes_fs_gpus(WINDOW *w, int y, int x, int wd, const struct node_view *nv)
+{
+	const struct node_sample *s = &nv->last;
+	bool	 fs = nv->up && node_sample_valid(s, NM_STATE_FREE) &&
+		    node_sample_valid(s, NM_STATE_SIZE) && s->v[NM_STATE_SIZE] > 0;
+	bool	 low = fs && (node_fs_low(s, false) || node_fs_low(s, true));
+	char	 t1[32], t2[32];
+	int	 used;
+	double	 best = -1;
+
+	fmt_bytes(t1, sizeof t1, fs, s->v[NM_STATE_FREE]);
+	used = draw_text(w, y, x, wd, EL_TEXT_DIM, "state ");
+	used += draw_textf(w, y, x + used, wd - used, low ? EL_BAR_HIGH :
+	    EL_TEXT, "%s free%s", t1, fmt_num(t2, sizeof t2, fs, " %.0f%%",
+	    fs ? 100 * s->v[NM_STATE_FREE] / s->v[NM_STATE_SIZE] : 0));
+	if (!nv->up || nv->ngpus == 0)
+		return;
+	for (int g = 0; g < nv->ngpus; g++) {
+		if (gpu_sample_valid(&nv->gpus[g], GM_UTIL) &&
+		    nv->gpus[g].v[GM_UTIL] > best)
+			best = nv->gpus[g].v[GM_UTIL];
+	}
+	draw_textf(w, y, x + used, wd - used, EL_TEXT_DIM, "  gpus %d %s",
+	    nv->ngpus, fmt_num(t2, sizeof t2, best >= 0, "%.0f%%", best));
+}
+
 static void
 nodes_panel(struct console *c, WINDOW *w, int y, int x, int wd, int i)
 {
@@ -123,6 +173,8 @@ nodes_panel(struct console *c, WINDOW *w, int y, int x, int wd, int i)
 	int		 iw = wd - 4;
 	struct bar_model bar;
 	struct spark_model sp;
+	struct hist_ref	 rx = { &nv->hist, NULL, node_hist_row(NM_NET_RX) };
+	struct hist_ref	 tx = { &nv->hist, NULL, node_hist_row(NM_NET_TX) };
 
 	snprintf(title, sizeof title, "%s %s %s%s", nv->spec->name,
 	    nv->spec->rack, nv->up ? "up" : "DOWN", nv->spec->spare ?
@@ -139,13 +191,13 @@ nodes_panel(struct console *c, WINDOW *w, int y, int x, int wd, int i)
 	    s->v[NM_NET_RX]);
 	draw_text(w, y + 3, x + 2, 5, EL_TEXT_DIM, "rx");
 	draw_text_right(w, y + 3, x + wd - 13, 11, EL_TEXT, t3);
-	sp = (struct spark_model){ &nv->net_rx, 0, EL_SPARK_RX };
+	sp = hist_spark(&rx, EL_SPARK_RX, false);
 	widget_draw(W_SPARKLINE, w, (struct rect){ y + 3, x + 7, 1, iw - 17 }, &sp);
 	fmt_rate(t4, sizeof t4, nv->up && node_sample_valid(s, NM_NET_TX),
 	    s->v[NM_NET_TX]);
 	draw_text(w, y + 4, x + 2, 5, EL_TEXT_DIM, "tx");
 	draw_text_right(w, y + 4, x + wd - 13, 11, EL_TEXT, t4);
-	sp = (struct spark_model){ &nv->net_tx, 0, EL_SPARK_TX };
+	sp = hist_spark(&tx, EL_SPARK_TX, false);
 	widget_draw(W_SPARKLINE, w, (struct rect){ y + 4, x + 7, 1, iw - 17 }, &sp);
 	fmt_num(t1, sizeof t1, nv->up && node_sample_valid(s, NM_LOAD1),
 	    "%.2f", s->v[NM_LOAD1]);
@@ -155,11 +207,12 @@ nodes_panel(struct console *c, WINDOW *w, int y, int x, int wd, int i)
 	    "%.0fW", s->v[NM_POWER]);
 	draw_textf(w, y + 5, x + 2, iw, EL_TEXT_DIM, "load %s  temp %s  "
 	    "power %s", t1, t2, t3);
-	nodes_ranks(c, w, y + 6, x + 2, iw, i);
+	nodes_fs_gpus(w, y + 6, x + 2, iw, nv);
+	nodes_ranks(c, w, y + 7, x + 2, iw, i);
 }
 
 static void
-nodes_draw(struct console *c)
+nodes_grid(struct console *c)
 {
 	int	 H = console_height(), W = COLS, cols = W / NODE_W, rows;
 	int	*vis, n, p, top;
@@ -200,10 +253,23 @@ nodes_draw(struct console *c)
 	free(vis);
 }
 
+/* The grid, or the selected node's detail view. */
+static void
+nodes_draw(struct console *c)
+{
+	if (c->node_detail && c->node >= 0 && c->node < backend_nnodes(c->b))
+		node_detail_draw(c);
+	else
+		nodes_grid(c);
+}
+
 static int
 nodes_move(struct console *c, int dy, int dx)
 {
 	int	*vis, n, p, cols = COLS / NODE_W, step;
+
+	if (c->node_detail)
+		return node_detail_nav(c, dy, dx);
 
 	cols = cols < 1 ? 1 : cols;
 	vis = nodes_cursor(c, &n, &p);
@@ -216,25 +282,26 @@ nodes_move(struct console *c, int dy, int dx)
 	return ACT_REDRAW;
 }
 
-/* Enter: the job of the first rank on the node. */
+/* Enter: the node's detail view; there, the job of the process picked. */
 static int
 nodes_enter(struct console *c)
 {
-	for (int k = backend_njobs(c->b) - 1; k >= 0; k--) {
-		struct job_state *j = backend_job_at(c->b, k);
+	if (c->node_detail)
+		return node_detail_enter(c);
+	if (c->node < 0 || c->node >= backend_nnodes(c->b))
+		return ACT_NONE;
+	c->node_detail = true;
+	c->detail_sel = 0;
+	return ACT_LAYOUT;
+}
 
-		for (int r = 0; !job_done(j) && r < j->world; r++) {
-			if (j->ranks[r].node == c->node) {
-				snprintf(c->job, sizeof c->job, "%s", j->name);
-				c->rank = r;
-				c->scr = SCR_JOB;
-				return ACT_LAYOUT;
-			}
-		}
-	}
-	console_say(c, EL_MESSAGE, "no running rank on %s",
-	    backend_node_at(c->b, c->node)->spec->name);
-	return ACT_REDRAW;
+static int
+nodes_back(struct console *c)
+{
+	if (!c->node_detail)
+		return ACT_NONE;
+	c->node_detail = false;
+	return ACT_LAYOUT;
 }
 
 static int
@@ -246,10 +313,12 @@ nodes_sort(struct console *c)
 
 const struct screen screen_nodes = {
 	.name = "nodes",
-	.about = "one panel per node: cpu, memory, network, its ranks",
+	.about = "one panel per node: cpu, memory, network, room, its ranks; "
+	    "Enter: the node's detail (cpus, gpus, processes)",
 	.filter_what = "filter nodes by name",
 	.draw = nodes_draw,
 	.nav = nodes_move,
 	.enter = nodes_enter,
 	.sort = nodes_sort,
+	.back = nodes_back,
 };

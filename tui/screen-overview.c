@@ -1,6 +1,7 @@
 /*
  * screen-overview.c: the first screen.  Under the header, the cluster as
- * a heat map of CPU use (one row per rack), the job table, and the event
+ * a heat map (one row per rack) of CPU use or another metric of heat.c,
+ * the job table, and the event
  * pane with the newest events and the console's own messages, newest
  * first.  Up and
  * down pick a job, left and right a node; Enter opens whichever was
@@ -23,6 +24,7 @@ struct ov_ctx {
 	const char	*racks[RACKS_MAX];
 	int		 nracks;
 	char		 value[16];
+	double		 max;		/* the heat metric's (heat.c) */
 };
 
 static int
@@ -43,22 +45,17 @@ ov_cell(void *ctx, int i, struct heat_cell *hc)
 {
 	struct ov_ctx	*x = ctx;
 	struct node_view *nv = backend_node_at(x->c->b, i);
-	bool		 ok = node_sample_valid(&nv->last, NM_CPU_UTIL);
-	double		 u = nv->last.v[NM_CPU_UTIL];
 
 	hc->group = ov_rack(x, nv->spec->rack);
 	hc->spare = nv->spec->spare;
 	hc->label = nv->spec->name;
-	hc->level = !nv->up ? -1 : !ok ? -2 : u < 25 ? 0 : u < 60 ? 1 :
-	    u < 85 ? 2 : 3;
-	fmt_num(x->value, sizeof x->value, ok && nv->up, "%.0f%%", u);
-	hc->value = x->value;
+	heat_cell_of(x->c->heat, nv, x->max, hc, x->value, sizeof x->value);
 }
 
 static const struct table_col ov_cols[] = {
 	{ "job", 0, false }, { "state", 9, false }, { "ranks", 7, true },
-	{ "epoch", 7, true }, { "step", 8, true }, { "loss", 8, true },
-	{ "samples/s", 10, true }, { "acc", 7, true }, { "goodput", 8, true },
+	{ "epoch", 6, true }, { "step", 7, true }, { "loss", 7, true },
+	{ "samples/s", 9, true }, { "acc", 6, true }, { "goodput", 7, true },
 };
 #define OV_NCOLS ((int)(sizeof ov_cols / sizeof ov_cols[0]))
 
@@ -218,11 +215,16 @@ ov_draw(struct console *c)
 		    .cell = ov_cell, .ctx = &x, .sel = c->node,
 		    .focused = c->focus_nodes };
 
+		char	 title[64];
+
 		for (int i = 0; i < hm.ncells; i++)	/* racks in order */
 			ov_rack(&x, backend_node_at(c->b, i)->spec->rack);
 		hm.groups = x.racks;
 		hm.ngroups = x.nracks;
-		draw_box(w, "nodes: cpu", c->focus_nodes);
+		x.max = heat_max(c->heat, c);
+		snprintf(title, sizeof title, "nodes: %s (v: next)",
+		    heat_name(c->heat));
+		draw_box(w, title, c->focus_nodes);
 		widget_draw(W_HEATMAP, w, (struct rect){ 1, 1, hh - 2, W - 2 },
 		    &hm);
 	}

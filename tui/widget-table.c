@@ -92,11 +92,21 @@ table_order(const struct table_model *m, int *order, int max)
 	return n < max ? n : max;
 }
 
-/* Column widths: fixed ones as given, the 0-width one takes the rest. */
+/* The least the 0-width column (a name) is given before the columns to
+ * the right of it go: a table on a narrow terminal keeps its names whole
+ * and drops its last numbers, as top does. */
+#define TABLE_FLEX_MIN	10
+
+/*
+ * Column widths: fixed ones as given, the 0-width one takes the rest; a
+ * column that does not fit is 0 wide and not drawn, the last one first,
+ * until the flexible one has TABLE_FLEX_MIN (or only it and the first
+ * fixed one are left).
+ */
 static void
 table_widths(const struct table_model *m, int total, int *wd)
 {
-	int	 fixed = 0, flex = -1;
+	int	 fixed = 0, flex = -1, last = m->ncols - 1;
 
 	for (int c = 0; c < m->ncols; c++) {
 		wd[c] = m->cols[c].width;
@@ -104,8 +114,13 @@ table_widths(const struct table_model *m, int total, int *wd)
 			flex = c;
 		fixed += wd[c] + 1;
 	}
-	if (flex >= 0)
-		wd[flex] = total - fixed > 4 ? total - fixed : 4;
+	if (flex < 0)
+		return;
+	for (; last > flex + 1 && total - fixed < TABLE_FLEX_MIN; last--) {
+		fixed -= wd[last] + 1;
+		wd[last] = 0;
+	}
+	wd[flex] = total - fixed > 4 ? total - fixed : 4;
 }
 
 static void
@@ -127,6 +142,8 @@ table_draw(WINDOW *w, struct rect r, const void *model)
 	for (int c = 0; c < m->ncols && x < r.x + r.w; c++) {
 		const char *dir = m->sort_desc ? glyphs->dn : glyphs->up;
 
+		if (wd[c] == 0)
+			continue;	/* no room for it */
 		snprintf(title, sizeof title, "%s%s", m->cols[c].title,
 		    c == m->sort_col ? dir : "");
 		if (m->cols[c].right)
@@ -149,6 +166,8 @@ table_draw(WINDOW *w, struct rect r, const void *model)
 		for (int c = 0; c < m->ncols && x < r.x + r.w; c++) {
 			enum elem e = EL_TEXT;
 
+			if (wd[c] == 0)
+				continue;
 			buf[0] = '\0';
 			m->cell(m->ctx, row, c, buf, sizeof buf, &e);
 			if (sel)

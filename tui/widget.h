@@ -45,12 +45,16 @@ struct bar_model {
 	const char	*text;		/* right of the bar, e.g. "42%" */
 };
 
-/* The newest values of a series, one column each; values below 0 are
- * unknown and draw as a gap. */
+/* The newest of n values (get(ctx, 0) the oldest), one column each, or
+ * with pool all of them, each column the largest of its share; values
+ * below 0 are unknown and draw as a gap. */
 struct spark_model {
-	const struct series *s;
+	float		(*get)(const void *ctx, int i);
+	const void	*ctx;
+	int		 n;
 	double		 max;		/* 0 = the largest value shown */
 	enum elem	 e;
+	bool		 pool;
 };
 
 /* A line chart of n values (braille dots, or '*' in ASCII) with its

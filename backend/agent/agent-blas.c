@@ -3,7 +3,7 @@
  * it.  The agent's own process runs the kernel its ranks inherit
  * (lib/blas.h: blas_reexec() ran in main), so what it reports of itself
  * holds for them: the library, the kernel, who chose it, what cpuid
- * allows, the CPU and its cores.  Its GFLOP/s are measured when a
+ * allows, the OPENBLAS_CORETYPE they inherit, the CPU and its cores.  Its GFLOP/s are measured when a
  * backend asks (the "bench-sgemm" command: hunter check asks each node
  * in turn, so that the nodes of one machine do not share its cores while
  * they measure), on one thread, after the reference check, and from then
@@ -11,6 +11,7 @@
  * machine, or a machine others load, measure their kernel, not the load.
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <cblas.h>
 
@@ -26,6 +27,7 @@ agent_blas_json(const struct agent *a)
 	static const char *const by[] = { [BLAS_BY_LIBRARY] = "library",
 	    [BLAS_BY_HUNTER] = "hunter", [BLAS_BY_OPERATOR] = "operator" };
 	struct blas_info bi;
+	const char	*ct;
 	json_t		*o;
 
 	blas_info(&bi);
@@ -36,6 +38,9 @@ agent_blas_json(const struct agent *a)
 		return json_object();
 	if (bi.best[0] != '\0')
 		json_object_set_new(o, "best", json_string(bi.best));
+	/* The OPENBLAS_CORETYPE the ranks inherit, whoever set it. */
+	if ((ct = getenv("OPENBLAS_CORETYPE")) != NULL && *ct != '\0')
+		json_object_set_new(o, "coretype", json_string(ct));
 	if (a->blas_gflops > 0) {
 		json_object_set_new(o, "gflops", json_real(a->blas_gflops));
 		json_object_set_new(o, "check", json_real(a->blas_err));

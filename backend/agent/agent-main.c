@@ -126,6 +126,8 @@ agent_run(const struct cmd_args *args)
 	}
 
 	a.sampler = sampler_create("");
+	/* The checkpoint directory is each launch's (supervisor.c). */
+	sampler_set_dirs(a.sampler, a.dir, NULL);
 	sample_ring_init(&a.ring, AGENT_RING_SECONDS);
 	a.history = json_array();
 	a.pending = json_array();

@@ -5,7 +5,9 @@
  * backend, or a connection not yet introduced by hello: agent-peer.c),
  * the workers' socketpairs and output pipes (supervisor.c), a self-pipe
  * for SIGCHLD and SIGTERM, a 1 Hz tick for the sampler and the idle
- * exit, and the programs' deadlines as the longest wait.
+ * exit, and the programs' deadlines as the longest wait.  Each tick sends
+ * the node's frame: its sample and lists, its GPUs, its ranks' processes;
+ * an XID error NVML reported goes as an event of its own.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +30,7 @@
 #include "lib/nvml.h"
 #include "lib/statedir.h"
 #include "lib/xmalloc.h"
+#include "backend/proto/event.h"
 #include "backend/agent/agent.h"
 
 static int agent_sigpipe[2] = { -1, -1 };
@@ -138,27 +141,90 @@ agent_record(struct agent *a, const json_t *msg)
 	json_array_append_new(a->history, json_deep_copy(msg));
 }
 
+/* An XID error on one of the node's GPUs: an event of the node's. */
+static void
+agent_xid(struct agent *a, const struct nvml_xid *x,
+    const struct gpu_sample *gs, int ng)
+{
+	const char	*name = "";
+	json_t		*ev;
+
+	for (int g = 0; g < ng; g++) {
+		if (gs[g].index == x->index)
+			name = gs[g].name;
+	}
+	ev = json_pack("{s:s, s:s, s:i, s:s, s:i, s:I}", "t", MSG_EVENT,
+	    "kind", event_kind_name(EV_XID), "rank", -1, "node", a->node,
+	    "gpu", x->index, "xid", (json_int_t)x->xid);
+	json_object_set_new(ev, "reason", json_sprintf("GPU %d%s%s%s: XID "
+	    "error %llu", x->index, *name ? " (" : "", name, *name ? ")" : "",
+	    x->xid));
+	agent_log(a, "%s", json_string_value(json_object_get(ev, "reason")));
+	agent_to_backend(a, ev);
+}
+
+/* The process rows of every rank running here ("ranks" of the node's
+ * frame), each named as its worker's frames name it; NULL for none.
+ * A GPU process that is a rank's gets its owner. */
+static json_t *
+agent_rank_procs(struct agent *a, struct gpu_sample *gs, int ng)
+{
+	struct proc_want want[AGENT_MAX_WORKERS];
+	struct rank_report rr[AGENT_MAX_WORKERS];
+	int		 at[AGENT_MAX_WORKERS], n = 0;
+	json_t		*list;
+
+	for (int i = 0; i < a->nworkers; i++) {
+		if (a->workers[i].exited)
+			continue;
+		want[n] = (struct proc_want){ a->workers[i].pid,
+		    a->workers[i].prog != NULL };
+		at[n++] = i;
+	}
+	if (n == 0)
+		return NULL;
+	sampler_procs(a->sampler, want, n, gs, ng, rr);
+	list = json_array();
+	for (int k = 0; k < n; k++) {
+		const struct agent_worker *w = &a->workers[at[k]];
+		json_t	*o = json_pack("{s:s, s:i, s:I, s:i, s:I}", "job", w->job,
+		    "rank", w->rank, "run", (json_int_t)w->run, "generation",
+		    w->generation, "pid", (json_int_t)w->pid);
+
+		metrics_put(rank_metrics, RM_COUNT, NULL, &rr[k], rr[k].valid &
+		    RM_AGENT_MASK & ~RM_BIT(PID), false, o);
+		json_array_append_new(list, o);
+	}
+	return list;
+}
+
 static void
 agent_tick(struct agent *a)
 {
+	static struct node_lists nl;	/* large; one agent a process */
 	struct node_sample s;
-	json_t		*m;
+	struct gpu_sample gs[AGENT_GPUS];
+	struct nvml_xid	 xid[AGENT_GPUS];
+	json_t		*m, *ranks;
+	int		 ng, nx;
 
-	sampler_sample(a->sampler, &s);
+	sampler_sample(a->sampler, &s, &nl);
 	if (a->blas_gflops > 0) {
 		s.v[NM_BLAS_GFLOPS] = a->blas_gflops;
-		s.valid |= UINT32_C(1) << NM_BLAS_GFLOPS;
+		s.valid |= UINT64_C(1) << NM_BLAS_GFLOPS;
 	}
 	sample_ring_push(&a->ring, &s);
+	nx = nvml_xids(xid, AGENT_GPUS);
+	ng = nvml_sample(gs, AGENT_GPUS);
+	for (int i = 0; i < nx; i++)
+		agent_xid(a, &xid[i], gs, ng);
 	m = json_pack("{s:s, s:s, s:s}", "t", MSG_METRICS, "scope", "node",
 	    "node", a->node);
 	json_object_update_new(m, node_sample_json(&s));
-	{
-		struct gpu_sample gs[16];
-
-		json_object_set_new(m, "gpus", gpu_samples_json(gs,
-		    nvml_sample(gs, 16)));
-	}
+	node_lists_put(&nl, m);
+	if ((ranks = agent_rank_procs(a, gs, ng)) != NULL)
+		json_object_set_new(m, "ranks", ranks);
+	json_object_set_new(m, "gpus", gpu_samples_json(gs, ng));
 	agent_to_backend(a, m);
 	agent_report_drops(a);
 }

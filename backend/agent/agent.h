@@ -24,6 +24,7 @@
 #define AGENT_MAX_WORKERS	64
 #define AGENT_HISTORY_MAX	4096	/* frames kept for re-attach */
 #define AGENT_RING_SECONDS	600	/* 10 minutes of node metrics at 1 Hz */
+#define AGENT_GPUS		16	/* GPUs sampled at most */
 
 /* Bytes of a worker's output line sent as one log frame (ranklog.c). */
 #define RANKLOG_LINE	512

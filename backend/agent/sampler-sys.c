@@ -1,8 +1,11 @@
 /*
- * sampler-sys.c: the node metrics that come from /sys: RAPL package power
- * (powercap energy counters, a rate against the last sample) and the
- * hottest hwmon temperature.  Either is unknown where its files are
- * absent or unreadable, as in most VMs.
+ * sampler-sys.c: the node metrics that come from /sys, and the kernel's
+ * other views of the CPUs: RAPL package power (powercap energy counters,
+ * a rate against the last sample), the hottest hwmon temperature, each
+ * CPU's clock (cpufreq, else /proc/cpuinfo), thermal throttling events
+ * (thermal_throttle) and pressure stall information (/proc/pressure).
+ * Each is unknown where its files are absent or unreadable, as most of
+ * them are in VMs.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -15,8 +18,7 @@
 
 #include "backend/agent/sampler-internal.h"
 
-/* Read one integer from a sysfs file at path. */
-static int
+int
 sampler_read_int(const char *path, long long *out)
 {
 	char	 buf[64], *end;
@@ -120,4 +122,146 @@ sampler_temp(struct sampler *s, struct node_sample *ns)
 	closedir(top);
 	if (best != LLONG_MIN)
 		sampler_set(ns, NM_TEMP, best / 1000.0);
+}
+
+/* /proc/cpuinfo: "processor : N" then "cpu MHz : X" for each CPU. */
+struct sampler_mhz_arg {
+	struct node_lists	*nl;
+	long			 cpu;
+	double			 sum;
+	int			 n;
+};
+
+static int
+sampler_mhz_line(char *line, void *arg)
+{
+	struct sampler_mhz_arg *a = arg;
+	char		*colon = strchr(line, ':');
+	double		 mhz;
+
+	if (colon == NULL)
+		return 0;
+	if (strncmp(line, "processor", 9) == 0)
+		a->cpu = strtol(colon + 1, NULL, 10);
+	else if (strncmp(line, "cpu MHz", 7) == 0 &&
+	    (mhz = strtod(colon + 1, NULL)) > 0) {
+		a->sum += mhz;
+		a->n++;
+		if (a->nl != NULL && a->cpu >= 0 && a->cpu < a->nl->ncores) {
+			a->nl->cores[a->cpu].v[CM_FREQ] = mhz;
+			a->nl->cores[a->cpu].valid |= UINT64_C(1) << CM_FREQ;
+		}
+	}
+	return 0;
+}
+
+/* Each CPU's clock: cpufreq's scaling_cur_freq (kHz) where the kernel has
+ * a driver for it, else what /proc/cpuinfo says; the node's is the mean. */
+void
+sampler_freq(struct sampler *s, struct node_sample *ns, struct node_lists *nl)
+{
+	struct sampler_mhz_arg a = { nl, -1, 0, 0 };
+	char		 rel[96], path[PATH_MAX];
+	long long	 khz;
+	int		 cpus = node_sample_valid(ns, NM_CPUS) ?
+			    (int)ns->v[NM_CPUS] : 0;
+
+	for (int c = 0; c < cpus; c++) {
+		snprintf(rel, sizeof rel, "/sys/devices/system/cpu/cpu%d/"
+		    "cpufreq/scaling_cur_freq", c);
+		sampler_path(s, path, sizeof path, rel);
+		if (sampler_read_int(path, &khz) != 0 || khz <= 0)
+			break;
+		a.sum += khz / 1000.0;
+		a.n++;
+		if (nl != NULL && c < nl->ncores) {
+			nl->cores[c].v[CM_FREQ] = khz / 1000.0;
+			nl->cores[c].valid |= UINT64_C(1) << CM_FREQ;
+		}
+	}
+	if (a.n == 0 || a.n < cpus) {
+		a.sum = 0;
+		a.n = 0;
+		if (sampler_lines(s, "/proc/cpuinfo", sampler_mhz_line, &a) != 0)
+			return;
+	}
+	if (a.n > 0)
+		sampler_set(ns, NM_CPU_FREQ, a.sum / a.n);
+}
+
+/* Thermal throttling events a second: every CPU's core_throttle_count
+ * and package_throttle_count (x86, with the therm_throt driver). */
+void
+sampler_throttle(struct sampler *s, struct node_sample *ns, double now)
+{
+	static const char *const which[] = { "core", "package" };
+	char		 rel[128], path[PATH_MAX];
+	long long	 v;
+	uint64_t	 sum = 0;
+	int		 cpus = node_sample_valid(ns, NM_CPUS) ?
+			    (int)ns->v[NM_CPUS] : 0, found = 0;
+	double		 r;
+
+	for (int c = 0; c < cpus; c++) {
+		for (int k = 0; k < 2; k++) {
+			snprintf(rel, sizeof rel, "/sys/devices/system/cpu/cpu%d/"
+			    "thermal_throttle/%s_throttle_count", c, which[k]);
+			sampler_path(s, path, sizeof path, rel);
+			if (sampler_read_int(path, &v) == 0 && v >= 0) {
+				sum += (uint64_t)v;
+				found++;
+			}
+		}
+		if (found == 0)
+			break;		/* not on this machine */
+	}
+	if (found == 0) {
+		s->throttle.have = false;
+		return;
+	}
+	if (sampler_rates(&s->throttle, &sum, 1, now, 1, &r))
+		sampler_set(ns, NM_CPU_THROTTLE, r);
+}
+
+struct sampler_psi_arg {
+	double		 v[2];		/* some, full */
+	int		 got;		/* bit per line */
+};
+
+/* "some avg10=0.12 avg60=... total=..." and "full avg10=...". */
+static int
+sampler_psi_line(char *line, void *arg)
+{
+	struct sampler_psi_arg *a = arg;
+	int		 k = strncmp(line, "some ", 5) == 0 ? 0 :
+			    strncmp(line, "full ", 5) == 0 ? 1 : -1;
+	char		*p = strstr(line, "avg10="), *end;
+
+	if (k < 0 || p == NULL)
+		return 0;
+	a->v[k] = strtod(p + 6, &end);
+	if (end != p + 6)
+		a->got |= 1 << k;
+	return 0;
+}
+
+/* Pressure stall information, the last 10 s, as a percent of the time. */
+void
+sampler_psi(struct sampler *s, struct node_sample *ns)
+{
+	static const char *const files[] = { "/proc/pressure/cpu",
+		"/proc/pressure/memory", "/proc/pressure/io" };
+	static const enum node_metric some[] = { NM_PSI_CPU, NM_PSI_MEM,
+		NM_PSI_IO };
+
+	for (int i = 0; i < 3; i++) {
+		struct sampler_psi_arg a = { { 0, 0 }, 0 };
+
+		if (sampler_lines(s, files[i], sampler_psi_line, &a) != 0)
+			continue;
+		if (a.got & 1)
+			sampler_set(ns, some[i], a.v[0]);
+		if (a.got & 2)		/* the _FULL row follows its "some" */
+			sampler_set(ns, some[i] + 1, a.v[1]);
+	}
 }

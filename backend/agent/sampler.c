@@ -1,11 +1,13 @@
 /*
  * sampler.c: one node sample, read from /proc under a root directory (""
- * for the real system), and RAPL and hwmon (sampler-sys.c).  It runs at 1 Hz in the agent, so
- * each file is read with open/read through a fixed stack buffer, line by
- * line, and nothing is allocated per sample except what opendir needs for
- * hwmon.  A file that cannot be read clears the valid bits of its metrics
- * only, and forgets the counters kept for rates, so the next rate against
- * it is also unknown rather than computed against stale values.
+ * for the real system): the CPUs (all and each), load, memory and major
+ * page faults here, the rest in the other sampler-*.c files.  It runs at
+ * 1 Hz in the agent, so each file is read with open/read through a fixed
+ * stack buffer, line by line, and nothing is allocated per sample except
+ * what opendir needs.  A file that cannot be read clears the valid bits
+ * of its metrics only, and forgets the counters kept for rates, so the
+ * next rate against it is also unknown rather than computed against
+ * stale values.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,72 +24,14 @@
 #include "backend/agent/sampler-internal.h"
 #include "backend/agent/sampler.h"
 
-/* Longest line handed to a parser; longer ones (the intr line of
- * /proc/stat) are cut, which no parser here minds. */
-#define SAMPLER_LINE	4096
-
-/* Call fn on each line of ROOT/rel until it returns nonzero.  Returns -1
- * when the file cannot be opened or read. */
+/* Jiffies of one "cpu" line of /proc/stat: user nice system idle iowait
+ * irq softirq steal; how many fields there were. */
 static int
-sampler_lines(const struct sampler *s, const char *rel,
-    int (*fn)(char *, void *), void *arg)
+sampler_cpu_fields(const char *p, uint64_t *cpu)
 {
-	char	 path[PATH_MAX], buf[SAMPLER_LINE], *start, *nl;
-	size_t	 len = 0;
-	ssize_t	 n;
-	int	 fd, skip = 0, stop = 0;
+	char	*end;
+	int	 i;
 
-	sampler_path(s, path, sizeof path, rel);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return -1;
-	while (!stop) {
-		n = read(fd, buf + len, sizeof buf - 1 - len);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1) {
-			close(fd);
-			return -1;
-		}
-		if (n == 0)
-			break;
-		len += n;
-		start = buf;
-		while (!stop && (nl = memchr(start, '\n', buf + len - start))) {
-			*nl = '\0';
-			if (!skip)
-				stop = fn(start, arg);
-			skip = 0;
-			start = nl + 1;
-		}
-		len -= start - buf;
-		memmove(buf, start, len);
-		if (!stop && len == sizeof buf - 1) {
-			/* Too long: hand on its head, drop the rest. */
-			buf[len] = '\0';
-			if (!skip)
-				stop = fn(buf, arg);
-			skip = 1;
-			len = 0;
-		}
-	}
-	if (!stop && len > 0 && !skip) {
-		buf[len] = '\0';
-		fn(buf, arg);
-	}
-	close(fd);
-	return 0;
-}
-
-/* /proc/stat: the first "cpu " line, in jiffies. */
-static int
-sampler_cpu_line(char *line, void *arg)
-{
-	uint64_t	*cpu = arg;
-	char		*p = line + 4, *end;
-	int		 i;
-
-	if (strncmp(line, "cpu ", 4) != 0)
-		return 0;
 	/* Fields past steal (guest, guest_nice) are already in user and nice. */
 	for (i = 0; i < 8; i++) {
 		cpu[i] = strtoull(p, &end, 10);
@@ -95,40 +39,110 @@ sampler_cpu_line(char *line, void *arg)
 			break;
 		p = end;
 	}
-	cpu[8] = i >= 4;		/* user nice system idle at least */
-	return 1;
+	for (int k = i; k < 8; k++)
+		cpu[k] = 0;
+	return i;
+}
+
+struct sampler_cpu_arg {
+	struct sampler		*s;
+	uint64_t		 all[8];
+	bool			 have_all;
+	int			 cpus;
+	struct node_lists	*nl;
+	double			 now;
+};
+
+/* The share of time busy: everything but idle and iowait, steal too. */
+static double
+sampler_busy(const uint64_t *d, uint64_t total)
+{
+	return 100.0 * (double)(total - d[3] - d[4]) / (double)total;
+}
+
+/* /proc/stat: the first "cpu " line (all CPUs), then "cpuN" for each. */
+static int
+sampler_cpu_line(char *line, void *arg)
+{
+	struct sampler_cpu_arg *a = arg;
+	uint64_t	 cur[8], d[8], total = 0;
+	char		*end;
+	long		 n;
+
+	if (strncmp(line, "cpu", 3) != 0)
+		return a->cpus > 0;	/* past the cpu lines: done */
+	if (line[3] == ' ') {
+		if (!a->have_all)
+			a->have_all = sampler_cpu_fields(line + 4, a->all) >= 4;
+		return 0;
+	}
+	n = strtol(line + 3, &end, 10);
+	if (end == line + 3 || *end != ' ' || n < 0)
+		return 0;
+	a->cpus++;
+	if (n >= NODE_CORES_MAX || sampler_cpu_fields(end, cur) < 4)
+		return 0;
+	if (a->nl != NULL && a->nl->ncores <= n) {
+		for (long k = a->nl->ncores; k <= n; k++)
+			memset(&a->nl->cores[k], 0, sizeof a->nl->cores[k]);
+		a->nl->ncores = (int)n + 1;
+	}
+	for (int i = 0; i < 8; i++) {
+		struct sampler_prev *p = &a->s->core[n];
+
+		if (p->have && cur[i] < p->v[i])
+			p->have = false;
+		d[i] = cur[i] - p->v[i];
+		total += d[i];
+	}
+	if (a->s->core[n].have && total == 0)
+		return 0;	/* no tick on it yet: keep the older base */
+	if (a->s->core[n].have && a->nl != NULL) {
+		a->nl->cores[n].v[CM_UTIL] = sampler_busy(d, total);
+		a->nl->cores[n].valid |= UINT64_C(1) << CM_UTIL;
+	}
+	memcpy(a->s->core[n].v, cur, sizeof cur);
+	a->s->core[n].have = true;
+	return 0;
 }
 
 /* CPU shares since the last sample.  user counts nice too, sys counts irq
  * and softirq; util is everything but idle and iowait, steal included. */
 static void
-sampler_cpu(struct sampler *s, struct node_sample *ns)
+sampler_cpu(struct sampler *s, struct node_sample *ns, struct node_lists *nl)
 {
-	uint64_t	 cur[9] = { 0 }, d[8], total = 0;
+	struct sampler_cpu_arg a = { .s = s, .nl = nl };
+	uint64_t	 d[8], total = 0;
 	int		 i;
 
-	if (sampler_lines(s, "/proc/stat", sampler_cpu_line, cur) == -1 ||
-	    !cur[8]) {
+	if (sampler_lines(s, "/proc/stat", sampler_cpu_line, &a) == -1) {
+		s->have_cpu = false;
+		for (i = 0; i < NODE_CORES_MAX; i++)
+			s->core[i].have = false;
+		return;
+	}
+	if (a.cpus > 0)
+		sampler_set(ns, NM_CPUS, a.cpus);
+	if (!a.have_all) {
 		s->have_cpu = false;
 		return;
 	}
 	for (i = 0; i < 8; i++) {
-		if (s->have_cpu && cur[i] < s->cpu[i])
+		if (s->have_cpu && a.all[i] < s->cpu[i])
 			s->have_cpu = false;	/* counters went back: restart */
-		d[i] = cur[i] - s->cpu[i];
+		d[i] = a.all[i] - s->cpu[i];
 		total += d[i];
 	}
 	if (s->have_cpu && total == 0)
 		return;		/* no tick yet: keep the older base */
 	if (s->have_cpu) {
-		sampler_set(ns, NM_CPU_UTIL,
-		    100.0 * (total - d[3] - d[4]) / total);
+		sampler_set(ns, NM_CPU_UTIL, sampler_busy(d, total));
 		sampler_set(ns, NM_CPU_USER, 100.0 * (d[0] + d[1]) / total);
 		sampler_set(ns, NM_CPU_SYS,
 		    100.0 * (d[2] + d[5] + d[6]) / total);
 		sampler_set(ns, NM_CPU_IOWAIT, 100.0 * d[4] / total);
 	}
-	memcpy(s->cpu, cur, sizeof s->cpu);
+	memcpy(s->cpu, a.all, sizeof s->cpu);
 	s->have_cpu = true;
 }
 
@@ -154,147 +168,81 @@ sampler_load(struct sampler *s, struct node_sample *ns)
 		sampler_set(ns, NM_LOAD1, load);
 }
 
-/* /proc/meminfo: MemTotal, MemAvailable, SwapTotal, SwapFree in kB, with
- * bit i of the last slot set when field i was found. */
+/* /proc/meminfo's keys, in kB, with bit i of the last slot set when key
+ * i was found. */
+static const char *const mem_keys[] = { "MemTotal:", "MemAvailable:",
+	"SwapTotal:", "SwapFree:", "Buffers:", "Cached:", "SReclaimable:" };
+#define MEM_KEYS	(sizeof mem_keys / sizeof mem_keys[0])
+#define MEM_FOUND	MEM_KEYS
+
 static int
 sampler_mem_line(char *line, void *arg)
 {
-	static const char *keys[] = {
-		"MemTotal:", "MemAvailable:", "SwapTotal:", "SwapFree:"
-	};
 	uint64_t	*mem = arg;
 	char		*end;
 	size_t		 i, n;
 
-	for (i = 0; i < 4; i++) {
-		n = strlen(keys[i]);
-		if (strncmp(line, keys[i], n) != 0)
+	for (i = 0; i < MEM_KEYS; i++) {
+		n = strlen(mem_keys[i]);
+		if (strncmp(line, mem_keys[i], n) != 0)
 			continue;
 		mem[i] = strtoull(line + n, &end, 10);
 		if (end != line + n)
-			mem[4] |= 1u << i;
+			mem[MEM_FOUND] |= 1u << i;
 		break;
 	}
-	return mem[4] == 0xf;
+	return mem[MEM_FOUND] == (1u << MEM_KEYS) - 1;
 }
 
+/* Used is what is not available; the cache is free(1)'s buff/cache. */
 static void
 sampler_mem(struct sampler *s, struct node_sample *ns)
 {
-	uint64_t	m[5] = { 0 };
+	uint64_t	m[MEM_KEYS + 1] = { 0 }, f;
 
 	if (sampler_lines(s, "/proc/meminfo", sampler_mem_line, m) == -1)
 		return;
-	if (m[4] & 1)
+	f = m[MEM_FOUND];
+	if (f & 1)
 		sampler_set(ns, NM_MEM_TOTAL, m[0] * 1024.0);
-	if ((m[4] & 3) == 3 && m[1] <= m[0])
+	if ((f & 3) == 3 && m[1] <= m[0])
 		sampler_set(ns, NM_MEM_USED, (m[0] - m[1]) * 1024.0);
-	if ((m[4] & 4) != 0)
+	if (f & 2)
+		sampler_set(ns, NM_MEM_AVAIL, m[1] * 1024.0);
+	if ((f & 4) != 0)
 		sampler_set(ns, NM_SWAP_TOTAL, m[2] * 1024.0);
-	if ((m[4] & 12) == 12 && m[3] <= m[2])
+	if ((f & 12) == 12 && m[3] <= m[2])
 		sampler_set(ns, NM_SWAP_USED, (m[2] - m[3]) * 1024.0);
+	if ((f & 0x70) == 0x70)
+		sampler_set(ns, NM_MEM_CACHE, (m[4] + m[5] + m[6]) * 1024.0);
 }
 
-/* Turn counters into per-second rates against the previous sample, scaled
- * by scale.  A counter that went back (a device gone, a reset) gives no
- * rate this time and becomes the new base. */
-static void
-sampler_rate(struct sampler_prev *p, const uint64_t cur[2], double now,
-    double scale, struct node_sample *ns, enum node_metric m)
-{
-	double	dt = now - p->t;
-
-	if (p->have && dt > 0 && cur[0] >= p->v[0] && cur[1] >= p->v[1]) {
-		sampler_set(ns, m, (cur[0] - p->v[0]) * scale / dt);
-		sampler_set(ns, m + 1, (cur[1] - p->v[1]) * scale / dt);
-	}
-	p->have = true;
-	p->v[0] = cur[0];
-	p->v[1] = cur[1];
-	p->t = now;
-}
-
-/* /proc/net/dev: "  eth0: rxbytes 7 more... txbytes ...", lo left out. */
 static int
-sampler_net_line(char *line, void *arg)
+sampler_vmstat_line(char *line, void *arg)
 {
-	uint64_t		*sum = arg;
-	unsigned long long	 rx, tx;
-	char			*colon, *name = line;
+	uint64_t	*v = arg;
 
-	if ((colon = strchr(line, ':')) == NULL)
+	if (strncmp(line, "pgmajfault ", 11) != 0)
 		return 0;
-	*colon = '\0';
-	name += strspn(name, " \t");
-	if (strcmp(name, "lo") == 0)
-		return 0;
-	if (sscanf(colon + 1, "%llu %*u %*u %*u %*u %*u %*u %*u %llu",
-	    &rx, &tx) == 2) {
-		sum[0] += rx;
-		sum[1] += tx;
-	}
-	return 0;
+	v[0] = strtoull(line + 11, NULL, 10);
+	v[1] = 1;
+	return 1;
 }
 
+/* Major page faults a second (/proc/vmstat's pgmajfault). */
 static void
-sampler_net(struct sampler *s, struct node_sample *ns, double now)
+sampler_faults(struct sampler *s, struct node_sample *ns, double now)
 {
-	uint64_t	sum[2] = { 0, 0 };
+	uint64_t	v[2] = { 0, 0 };
+	double		r;
 
-	if (sampler_lines(s, "/proc/net/dev", sampler_net_line, sum) == -1) {
-		s->net.have = false;
+	if (sampler_lines(s, "/proc/vmstat", sampler_vmstat_line, v) == -1 ||
+	    !v[1]) {
+		s->faults.have = false;
 		return;
 	}
-	sampler_rate(&s->net, sum, now, 1, ns, NM_NET_RX);
-}
-
-struct sampler_disk_arg {
-	const struct sampler	*s;
-	uint64_t		 sum[2];	/* sectors read, written */
-};
-
-/* /proc/diskstats: "maj min name reads merged SECTORS ms writes merged
- * SECTORS ...".  Only whole disks count, so nothing is counted twice:
- * partitions have no /sys/block entry; loop, ram, zram, device-mapper and
- * md devices do, but they sit on top of disks or of memory. */
-static int
-sampler_disk_line(char *line, void *arg)
-{
-	static const char *skip[] = { "loop", "ram", "zram", "dm-", "md" };
-	struct sampler_disk_arg	*a = arg;
-	unsigned long long	 rd, wr;
-	char			 name[128], path[PATH_MAX], *p;
-	size_t			 i;
-
-	if (sscanf(line, "%*u %*u %127s %*u %*u %llu %*u %*u %*u %llu",
-	    name, &rd, &wr) != 3)
-		return 0;
-	for (i = 0; i < sizeof skip / sizeof skip[0]; i++) {
-		if (strncmp(name, skip[i], strlen(skip[i])) == 0)
-			return 0;
-	}
-	for (p = name; *p != '\0'; p++) {
-		if (*p == '/')		/* cciss/c0d0 is sys/block/cciss!c0d0 */
-			*p = '!';
-	}
-	snprintf(path, sizeof path, "%s/sys/block/%s", a->s->root, name);
-	if (access(path, F_OK) == 0) {
-		a->sum[0] += rd;
-		a->sum[1] += wr;
-	}
-	return 0;
-}
-
-static void
-sampler_disk(struct sampler *s, struct node_sample *ns, double now)
-{
-	struct sampler_disk_arg	a = { s, { 0, 0 } };
-
-	if (sampler_lines(s, "/proc/diskstats", sampler_disk_line, &a) == -1) {
-		s->disk.have = false;
-		return;
-	}
-	sampler_rate(&s->disk, a.sum, now, 512, ns, NM_DISK_READ);
+	if (sampler_rates(&s->faults, v, 1, now, 1, &r))
+		sampler_set(ns, NM_MAJOR_FAULTS, r);
 }
 
 struct sampler *
@@ -313,6 +261,8 @@ sampler_free(struct sampler *s)
 	if (s == NULL)
 		return;
 	free(s->root);
+	free(s->state_dir);
+	free(s->ckpt_dir);
 	free(s);
 }
 
@@ -323,21 +273,40 @@ sampler_set_clock(struct sampler *s, double (*now)(void))
 }
 
 void
-sampler_sample(struct sampler *s, struct node_sample *ns)
+sampler_set_dirs(struct sampler *s, const char *state, const char *ckpt)
+{
+	free(s->state_dir);
+	free(s->ckpt_dir);
+	s->state_dir = state != NULL ? xstrdup(state) : NULL;
+	s->ckpt_dir = ckpt != NULL ? xstrdup(ckpt) : NULL;
+}
+
+void
+sampler_sample(struct sampler *s, struct node_sample *ns,
+    struct node_lists *nl)
 {
 	struct timespec	ts;
 	double		now = s->now();
 
 	memset(ns, 0, sizeof *ns);
+	if (nl != NULL)
+		nl->ncores = nl->nifaces = nl->ndisks = 0;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ns->time = ts.tv_sec + ts.tv_nsec / 1e9;
-	sampler_cpu(s, ns);
+	sampler_cpu(s, ns, nl);
 	sampler_load(s, ns);
 	sampler_mem(s, ns);
-	sampler_net(s, ns, now);
-	sampler_disk(s, ns, now);
+	sampler_faults(s, ns, now);
+	sampler_net(s, ns, nl, now);
+	sampler_tcp(s, ns, now);
+	sampler_disk(s, ns, nl, now);
+	sampler_fs(s, ns);
 	sampler_power(s, ns, now);
 	sampler_temp(s, ns);
+	sampler_freq(s, ns, nl);
+	sampler_throttle(s, ns, now);
+	sampler_psi(s, ns);
+	sampler_agent_fds(s, ns);
 }
 
 void

@@ -98,6 +98,8 @@ agent_spawn(struct agent *a, const json_t *launch, char *err, size_t errlen)
 		return -1;
 	}
 	launch_free(&l);	/* what is kept here is not allocated */
+	if (l.checkpoint_dir[0] != '\0')	/* its file system is sampled */
+		sampler_set_dirs(a->sampler, a->dir, l.checkpoint_dir);
 	if ((w = agent_worker_slot(a)) == NULL) {
 		snprintf(err, errlen, "node %s already runs %d workers", a->node,
 		    AGENT_MAX_WORKERS);

@@ -237,6 +237,14 @@ void	backend_series_close(struct job_state *);
  * closed.  backend_prom_publish renders now (the last, at close). */
 void	backend_export_tick(struct backend *);
 void	backend_prom_publish(struct backend *);
+/* A node not heard from for five of its 1 Hz samples is down. */
+#define NODE_STALE_S	5.0
+/* The value of row fd at base + at in its unit for Prometheus. */
+double	prom_value(const struct metric_field *, const void *base, size_t at);
+/* Whether a node's agent is linked and heard from. */
+bool	node_heard(const struct node_view *, double now);
+/* backend-prom-node.c: the node, list, GPU and BLAS series. */
+void	prom_nodes(FILE *, struct backend *, double now);
 /* backend-console.c: console.sock's clients.  Take a client waiting on
  * console.sock (into the loop), or refuse it when full. */
 void	backend_console_accept(struct backend *);
@@ -261,5 +269,31 @@ void	backend_node_output(struct backend *, struct fleet_node *);
 /* A rank's metrics frame (valid: proto_kind said PK_METRICS) into the
  * state model and the detectors' series; the simulator's too. */
 void	backend_rank_metrics(struct job_state *, int rank, const json_t *m);
+/* The job and rank (-1: none) a frame from an agent is about, if it is
+ * one of ours: its run and generation live. */
+struct job_state *backend_frame_job(struct backend *, const json_t *msg,
+	    int *rank);
+
+/* backend-nodes.c */
+/* A node's metrics frame (valid) into node n's view and its ranks'. */
+void	backend_node_metrics(struct backend *, int n, const json_t *m);
+/* What a node's hello says of it: its BLAS, its last minute's samples. */
+void	backend_node_hello(struct node_view *, const json_t *hello);
+/* The view's sample and GPUs onto its histories (the simulator's too). */
+void	backend_node_push(struct node_view *);
+/* What a view holds allocated. */
+void	backend_node_free(struct node_view *);
+
+/* backend-sim-node.c: a simulated node's walk, and node i's whole sample
+ * (its lists and GPUs too) made from it. */
+struct rng;
+struct sim_walk {
+	double	 cpu, mem, rx, tx, load;	/* percent, bytes, bytes/s */
+	bool	 busy;			/* it hosts a rank */
+	double	 t;			/* wall clock */
+	double	 up;			/* seconds it has run */
+};
+void	sim_node_sample(struct node_view *, int i, const struct sim_walk *,
+	    struct rng *);
 
 #endif

@@ -15,8 +15,7 @@
 #include "backend/core/backend-internal.h"
 #include "backend/core/backend-program.h"
 
-/* The job and rank a frame from an agent is about, if it is one of ours. */
-static struct job_state *
+struct job_state *
 backend_frame_job(struct backend *b, const json_t *msg, int *rank)
 {
 	const char	*name = json_string_value(json_object_get(msg, "job"));
@@ -52,9 +51,10 @@ backend_rank_metrics(struct job_state *j, int r, const json_t *m)
 		rs->paused = json_is_true(json_object_get(m, "paused"));
 		return;
 	}
-	/* Cannot fail: proto_kind checked every field's type. */
-	metrics_read(rank_metrics, RM_COUNT, rank_state_at, m, rs, &rs->known,
-	    err, sizeof err);
+	/* Cannot fail: proto_kind checked every field's type.  The rows of
+	 * its processes are its agent's (backend-nodes.c). */
+	metrics_merge(rank_metrics, RM_COUNT, rank_state_at, m, rs, &rs->known,
+	    ~RM_PROC_MASK, err, sizeof err);
 	rs->last_seen = clock_mono();
 	rs->paused = false;
 	series_push(&rs->h_compute_ms, (float)rs->compute_ms);
@@ -66,28 +66,6 @@ backend_rank_metrics(struct job_state *j, int r, const json_t *m)
 	series_push(&rs->h_step_ms, (float)rs->step_ms);
 	if (r == 0)			/* the scheduler's goodput */
 		sched_observe(j, rs);
-}
-
-/* A node's metrics frame into its view: the sample with its validity
- * bits (null is unknown), and the histories (-1 for unknown). */
-static void
-backend_node_metrics(struct node_view *nv, const json_t *m)
-{
-	struct node_sample *s = &nv->last;
-	char		 err[1];
-
-	node_sample_read(m, s, err, sizeof err);	/* checked by proto_kind */
-	nv->ngpus = gpu_samples_read(json_object_get(m, "gpus"), nv->gpus,
-	    NODE_GPUS_MAX);
-	nv->sampled = clock_mono();
-	series_push(&nv->cpu, node_sample_valid(s, NM_CPU_UTIL) ?
-	    (float)s->v[NM_CPU_UTIL] : -1);
-	series_push(&nv->mem, node_sample_valid(s, NM_MEM_USED) ?
-	    (float)s->v[NM_MEM_USED] : -1);
-	series_push(&nv->net_rx, node_sample_valid(s, NM_NET_RX) ?
-	    (float)s->v[NM_NET_RX] : -1);
-	series_push(&nv->net_tx, node_sample_valid(s, NM_NET_TX) ?
-	    (float)s->v[NM_NET_TX] : -1);
 }
 
 /*
@@ -137,6 +115,7 @@ backend_agent_hello(struct backend *b, struct fleet_node *fn, json_t *msg)
 	fn->why[0] = '\0';
 	backend_node_back(b, (int)(fn - b->fleet.nodes));
 	backend_node_gpus(b, (int)(fn - b->fleet.nodes), msg);
+	backend_node_hello(nv, msg);
 	nv->up = true;
 	snprintf(nv->build, sizeof nv->build, "%s", build != NULL ? build : "");
 	json_array_foreach(json_object_get(msg, "workers"), i, w) {
@@ -205,7 +184,7 @@ backend_agent_frame(struct backend *b, struct fleet_node *fn, json_t *msg)
 	case PK_METRICS:
 		if (json_object_get(msg, "job") != NULL)
 			break;
-		backend_node_metrics(&b->nodes[fn - b->fleet.nodes], msg);
+		backend_node_metrics(b, (int)(fn - b->fleet.nodes), msg);
 		backend_emit(b, msg);
 		return;
 	case PK_EVENT:

@@ -1,9 +1,9 @@
 /*
  * backend-prom.c: the state model as the Prometheus text exposition,
  * format 0.0.4 (hunter(1), METRICS): node and GPU series from their
- * tables, rank series from RANK_METRICS (backend/proto/metrics.h), so a
- * new row there is a new series here, and the job series of job_rows
- * below.  An unknown value is left out, never written as 0.  Rendered by
+ * tables (backend-prom-node.c), rank series from RANK_METRICS
+ * (backend/proto/metrics.h), so a new row there is a new series here,
+ * and the job series of job_rows below.  An unknown value is left out, never written as 0.  Rendered by
  * the loop under the backend's lock when a scrape asks for it; the
  * server (metrics-http.c) serves the text.
  */
@@ -17,11 +17,7 @@
 #include "backend/core/backend-internal.h"
 #include "backend/core/metrics-http.h"
 
-/* A node not heard from for five of its 1 Hz samples is down. */
-#define NODE_STALE_S	5.0
-
-/* The value of row fd at base in its unit for Prometheus. */
-static double
+double
 prom_value(const struct metric_field *fd, const void *base, size_t at)
 {
 	double	 d;
@@ -35,95 +31,10 @@ prom_value(const struct metric_field *fd, const void *base, size_t at)
 	return d * fd->scale;
 }
 
-static bool
+bool
 node_heard(const struct node_view *nv, double now)
 {
 	return nv->up && nv->sampled > 0 && now - nv->sampled < NODE_STALE_S;
-}
-
-static void
-prom_node_labels(const struct node_view *nv, char *buf, size_t len)
-{
-	const char *k[] = { "node", "rack" };
-	const char *v[] = { nv->spec->name, nv->spec->rack };
-
-	prom_labels(buf, len, 2, k, v);
-}
-
-static void
-prom_nodes(FILE *f, struct backend *b, double now)
-{
-	struct prom_family fm;
-	char		 lab[512], gl[600];
-
-	prom_family(&fm, "hunter_node_", "up", false, "1 while the node's "
-	    "agent is connected and heard from in the last 5 s");
-	for (int n = 0; n < b->fleet.n; n++) {
-		prom_node_labels(&b->nodes[n], lab, sizeof lab);
-		prom_sample(f, &fm, lab, node_heard(&b->nodes[n], now));
-	}
-	for (int i = 0; i < NM_COUNT; i++) {
-		const struct metric_field *fd = &node_metrics[i];
-
-		if (fd->prom == NULL)
-			continue;
-		prom_family(&fm, "hunter_node_", fd->prom,
-		    fd->kind == METRIC_COUNTER, fd->help);
-		for (int n = 0; n < b->fleet.n; n++) {
-			const struct node_view *nv = &b->nodes[n];
-
-			if (!node_heard(nv, now) ||
-			    !node_sample_valid(&nv->last, i))
-				continue;
-			prom_node_labels(nv, lab, sizeof lab);
-			prom_sample(f, &fm, lab, prom_value(fd, &nv->last,
-			    fd->at));
-		}
-	}
-	prom_family(&fm, "hunter_gpu_", "info", false,
-	    "1 for each GPU a node's agent sees, with its name");
-	for (int n = 0; n < b->fleet.n; n++) {
-		const struct node_view *nv = &b->nodes[n];
-
-		for (int g = 0; node_heard(nv, now) && g < nv->ngpus; g++) {
-			char	 idx[16];
-			const char *k[] = { "node", "rack", "gpu", "name" };
-			const char *v[] = { nv->spec->name, nv->spec->rack, idx,
-			    nv->gpus[g].name };
-
-			snprintf(idx, sizeof idx, "%d", nv->gpus[g].index);
-			prom_labels(gl, sizeof gl, nv->gpus[g].name[0] ? 4 : 3,
-			    k, v);
-			prom_sample(f, &fm, gl, 1);
-		}
-	}
-	for (int i = 0; i < GM_COUNT; i++) {
-		const struct metric_field *fd = &gpu_metrics[i];
-
-		if (fd->prom == NULL)
-			continue;
-		prom_family(&fm, "hunter_gpu_", fd->prom,
-		    fd->kind == METRIC_COUNTER, fd->help);
-		for (int n = 0; n < b->fleet.n; n++) {
-			const struct node_view *nv = &b->nodes[n];
-
-			for (int g = 0; node_heard(nv, now) && g < nv->ngpus;
-			    g++) {
-				char	 idx[16];
-				const char *k[] = { "node", "rack", "gpu" };
-				const char *v[] = { nv->spec->name,
-				    nv->spec->rack, idx };
-
-				if (!gpu_sample_valid(&nv->gpus[g], i))
-					continue;
-				snprintf(idx, sizeof idx, "%d",
-				    nv->gpus[g].index);
-				prom_labels(gl, sizeof gl, 3, k, v);
-				prom_sample(f, &fm, gl, prom_value(fd,
-				    &nv->gpus[g], fd->at));
-			}
-		}
-	}
 }
 
 /* The job series, beside its state.  The rows with a field are the

@@ -151,7 +151,6 @@ sim_nodes(struct sim *s, double now)
 	for (int i = 0; i < b->fleet.n; i++) {
 		struct node_view *nv = &b->nodes[i];
 		struct sim_node	*sn = &s->sn[i];
-		struct node_sample *x = &nv->last;
 		double		 target = b->used[i] > 0 ? 88 : 10;
 
 		if (!nv->up)
@@ -164,32 +163,32 @@ sim_nodes(struct sim *s, double now)
 		sn->tx = sim_clamp(sn->tx * (1 + sim_noise(s, 0.1)) +
 		    (b->used[i] ? 2e6 : 0) * 0.05, 1e3, 1e9);
 		sn->load = sim_clamp(sn->load + sim_noise(s, 0.05), 0, 64);
-		x->time = now;
 		nv->sampled = clock_mono();
-		x->v[NM_CPU_UTIL] = sn->cpu;
-		x->v[NM_CPU_USER] = sn->cpu * 0.8;
-		x->v[NM_CPU_SYS] = sn->cpu * 0.2;
-		x->v[NM_LOAD1] = sn->load;
-		x->v[NM_MEM_USED] = sn->mem;
-		x->v[NM_MEM_TOTAL] = 16e9;
-		x->v[NM_NET_RX] = sn->rx;
-		x->v[NM_NET_TX] = sn->tx;
-		x->v[NM_TEMP] = 40 + sn->cpu * 0.3;
-		x->v[NM_POWER] = 60 + sn->cpu;
-		x->valid = 1u << NM_CPU_UTIL | 1u << NM_CPU_USER |
-		    1u << NM_CPU_SYS | 1u << NM_LOAD1 | 1u << NM_MEM_USED |
-		    1u << NM_MEM_TOTAL | 1u << NM_NET_RX | 1u << NM_NET_TX |
-		    1u << NM_TEMP | (i % 2 ? 0 : 1u << NM_POWER);
-		series_push(&nv->cpu, (float)sn->cpu);
-		series_push(&nv->mem, (float)sn->mem);
-		series_push(&nv->net_rx, (float)sn->rx);
-		series_push(&nv->net_tx, (float)sn->tx);
+		sim_node_sample(nv, i, &(struct sim_walk){ sn->cpu, sn->mem,
+		    sn->rx, sn->tx, sn->load, b->used[i] > 0, now, s->ticks + 1 },
+		    &s->rng);
+		backend_node_push(nv);
 	}
 	/* One frame for the whole fleet: observers learn that nodes moved. */
 	m = json_pack("{s:s, s:s, s:i}", "t", MSG_METRICS, "scope", "node",
 	    "nodes", b->fleet.n);
 	backend_emit(b, m);
 	json_decref(m);
+}
+
+/* What a rank's agent would measure of its process (RM_PROC_MASK). */
+static void
+sim_rank_procs(struct sim *s, struct rank_state *rs)
+{
+	rs->proc_cpu = 97 + sim_noise(s, 3);
+	rs->threads = 6;
+	rs->ctx_voluntary = 120 + sim_noise(s, 20);
+	rs->ctx_involuntary = 8 + sim_noise(s, 2);
+	rs->fds = 14;
+	rs->gpu_mem = 40L << 30;
+	rs->known |= RM_PROC_MASK;
+	if (s->b.nodes[rs->node].ngpus == 0)
+		rs->known &= ~RM_BIT(GPU_MEM);
 }
 
 static void
@@ -230,6 +229,7 @@ sim_ranks(struct sim *s)
 		json_object_set_new(m, "run", json_integer(j->run));
 		/* The frame into the state, as the backend reads a real one. */
 		backend_rank_metrics(j, r, m);
+		sim_rank_procs(s, &j->ranks[r]);
 		backend_emit(&s->b, m);
 		json_decref(m);
 	}

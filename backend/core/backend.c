@@ -305,6 +305,8 @@ backend_close(struct backend *b)
 		snprintf(path, sizeof path, "%s/console.sock", b->dir);
 		unlink(path);
 	}
+	for (int i = 0; b->nodes != NULL && i < b->fleet.n; i++)
+		backend_node_free(&b->nodes[i]);
 	if (b->fleet.nodes != NULL)
 		fleet_free(&b->fleet);
 	for (int i = 0; i < b->njobs; i++) {

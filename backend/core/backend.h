@@ -26,19 +26,59 @@
 #include "backend/core/store.h"
 
 #define NODE_GPUS_MAX	16	/* what an agent's frame lists at most */
+#define NODE_HIST	240	/* samples of history: 4 minutes at 1 Hz */
+#define NODE_HIST_ROWS	12	/* the node's rates kept (node_hist_rows) */
+#define GPU_HIST_ROWS	8	/* each GPU's */
+
+/*
+ * The last minutes of a node's rates, one value a sample (< 0: unknown),
+ * for the sparklines: row k is metric node_hist_rows()[k] of the node
+ * table (every rate: bytes, packets, events a second, and the CPUs' and
+ * disks' busy time), and of each GPU gpu_hist_rows()'s.
+ */
+struct node_hist {
+	float		 v[NODE_HIST_ROWS][NODE_HIST];
+	int		 head, len;
+};
+
+struct gpu_hist {
+	float		 v[GPU_HIST_ROWS][NODE_HIST];
+	int		 head, len;
+};
 
 struct node_view {
 	const struct node_spec *spec;
 	bool		 up;		/* its agent said hello on a live link */
 	struct node_sample last;	/* the newest sample, validity bits */
-	struct series	 cpu, mem, net_rx, net_tx;
+	struct node_lists lists;	/* its CPUs, interfaces and disks */
+	struct node_hist hist;
+	struct gpu_hist	*ghist;		/* one a GPU, as many as ngpus_hist */
+	int		 ngpus_hist;
 	char		 build[128];	/* its hunter build id */
+	struct {			/* what its hello said; "" unknown */
+		char	 lib[64];	/* "OpenBLAS 0.3.21" */
+		char	 kernel[64];	/* "Haswell" */
+		char	 coretype[64];	/* OPENBLAS_CORETYPE, when set */
+	}		 blas;
 	struct gpu_sample gpus[NODE_GPUS_MAX];	/* the newest, validity bits */
 	int		 ngpus;
 	double		 sampled;	/* CLOCK_MONOTONIC of the newest sample */
+	bool		 fs_low[2];	/* state, checkpoint fs: warned of */
+	unsigned long	 frames;	/* metrics frames read */
 	char		 down[256];	/* why a bound node (srun) is down;
 					 * "" when up or not known */
 };
+
+/* The node metrics (enum node_metric) the rows of a node_hist keep, and
+ * how many; the GPU metrics of a gpu_hist's (backend-nodes.c). */
+const int	*node_hist_rows(int *n);
+const int	*gpu_hist_rows(int *n);
+/* Row k's i-th value (0 the oldest) of a history. */
+float	node_hist_get(const struct node_hist *, int k, int i);
+float	gpu_hist_get(const struct gpu_hist *, int k, int i);
+/* The row of m in a node's history, or -1 when it is not kept. */
+int	node_hist_row(enum node_metric);
+int	gpu_hist_row(enum gpu_metric);
 
 /*
  * A rank of a job.  Its phase is job.c's to move; the rest is what its
@@ -53,7 +93,7 @@ struct rank_state {
 	 * metrics (step, epoch, loss, ..., rss, heartbeat, pid, ...): a
 	 * long or a double, named as the JSON field. */
 	RANK_METRICS(RANK_METRIC_MEMBER)
-	uint32_t	 known;		/* RM_BIT(id): that metric is known */
+	uint64_t	 known;		/* RM_BIT(id): that metric is known */
 	bool		 paused;	/* it said it holds at a step */
 	bool		 finished;	/* it said it trained to the end */
 	double		 last_seen;	/* CLOCK_MONOTONIC of the last metrics */

@@ -1,8 +1,9 @@
 /*
  * series-file.c: a job's saved series on disk (series-file.h): appended
- * without fsync, thinned in place when it outgrows its bound.  The file
- * holds whole lines only: a write that comes back short (a full disk) is
- * cut back to the last whole line, and a line a crash left cut is cut off
+ * without fsync, thinned in place when it outgrows its bound: each rank's
+ * metrics lines and each node's lines, every other one.  The file holds
+ * whole lines only: a write that comes back short (a full disk) is cut
+ * back to the last whole line, and a line a crash left cut is cut off
  * when the file is opened again, so no line is ever glued onto half of
  * another.
  */
@@ -21,6 +22,9 @@
 #include "lib/xmalloc.h"
 #include "backend/core/series-file.h"
 
+/* Nodes whose lines are counted apart, for thinning them as a rank's. */
+#define SERIES_NODES	64
+
 struct job_series {
 	int		 fd;
 	char		*path;
@@ -30,6 +34,10 @@ struct job_series {
 	int		 stride;	/* a rank's every stride-th frame kept */
 	long		*seen;		/* metrics frames per rank */
 	int		 nseen;
+	struct {			/* node lines per node */
+		char	 name[64];
+		long	 seen;
+	}		 nodes[SERIES_NODES];
 };
 
 void
@@ -158,7 +166,40 @@ line_rank(const char *line)
 	return atoi(line + sizeof pre - 1);
 }
 
-/* Keep every other metrics line of each rank; the rest stays. */
+/* The slot of a node's lines ("" or unnamed: the last), found or taken. */
+static int
+node_slot(struct job_series *s, const char *name)
+{
+	int	 i;
+
+	for (i = 0; i < SERIES_NODES - 1 && s->nodes[i].name[0] != '\0'; i++) {
+		if (strcmp(s->nodes[i].name, name) == 0)
+			return i;
+	}
+	if (s->nodes[i].name[0] == '\0')
+		snprintf(s->nodes[i].name, sizeof s->nodes[i].name, "%s", name);
+	return i;
+}
+
+/* The node slot of a node line as series_file_append writes it
+ * ({"t":"node","node":"NAME",...}); -1 for any other line. */
+static int
+line_node(struct job_series *s, const char *line)
+{
+	static const char pre[] = "{\"t\":\"node\",\"node\":\"";
+	char	 name[64];
+	size_t	 n;
+
+	if (strncmp(line, pre, sizeof pre - 1) != 0)
+		return -1;
+	line += sizeof pre - 1;
+	n = strcspn(line, "\"");
+	snprintf(name, sizeof name, "%.*s", (int)(n < 63 ? n : 63), line);
+	return node_slot(s, name);
+}
+
+/* Keep every other metrics line of each rank, and of node lines of each
+ * node; the rest stays. */
 static void
 series_thin(struct job_series *s)
 {
@@ -185,12 +226,15 @@ series_thin(struct job_series *s)
 		fclose(in);
 		return;
 	}
-	kept = xcalloc((size_t)s->nseen + 1, sizeof *kept);
+	kept = xcalloc((size_t)s->nseen + SERIES_NODES, sizeof *kept);
 	while ((n = getline(&line, &cap, in)) > 0) {
 		if (line[n - 1] != '\n')
 			break;			/* a line cut short */
 		r = line_rank(line);
 		if (r >= 0 && r < s->nseen && kept[r]++ % 2 != 0)
+			continue;
+		if (r < 0 && (r = line_node(s, line)) >= 0 &&
+		    kept[s->nseen + r]++ % 2 != 0)
 			continue;
 		fwrite(line, 1, (size_t)n, out);
 	}
@@ -234,6 +278,14 @@ series_file_append(struct job_series *s, const json_t *frame)
 		}
 		if (s->seen[rank]++ % s->stride != 0)
 			goto out;
+	} else if (strcmp(t, "node") == 0) {
+		const char *name = json_string_value(json_object_get(frame,
+		    "node"));
+
+		if (s->nodes[node_slot(s, name != NULL ? name : "")].seen++ %
+		    s->stride != 0)
+			goto out;
+		json_object_set(o, "node", json_object_get(frame, "node"));
 	}
 	if (r != NULL)
 		json_object_set(o, "rank", r);

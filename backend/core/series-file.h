@@ -3,12 +3,15 @@
  * the backend and read by `hunter report`.  JSON lines: a "series" header
  * (job, run, ts: where the job's story starts), then the job's data
  * frames as they came -- each rank's metrics, epochs, evals, the autotune
- * trace, the summary -- with the wall clock ("ts") they arrived at.  The events
- * are the journal's.
+ * trace, the summary -- with the wall clock ("ts") they arrived at, and
+ * every few seconds the sample of each node it runs on ("t": "node":
+ * backend-nodes.c), for the report's "what moved".  The events are the
+ * journal's.
  *
  * Bounded: past SERIES_FILE_MAX bytes every other metrics frame of each
- * rank is dropped from the file and, from then on, from what is written,
- * so a long job keeps its whole span at a coarser grain.
+ * rank, and node line of each node, is dropped from the file and, from
+ * then on, from what is written, so a long job keeps its whole span at
+ * a coarser grain.
  */
 #ifndef HUNTER_SERIES_FILE_H
 #define HUNTER_SERIES_FILE_H

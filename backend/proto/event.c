@@ -1,7 +1,8 @@
 /*
  * event.c: the table of event kinds (event.h), and the fields each kind
  * must carry: a phase event names the transition, a resize the world
- * sizes, batch and learning rate it moved between.
+ * sizes, batch and learning rate it moved between, an XID error its GPU
+ * and code.
  */
 #include <stdio.h>
 #include <string.h>
@@ -33,6 +34,7 @@ static const struct event_need event_needs[EV_COUNT][EVENT_NEEDS] = {
 	[EV_PHASE] = { { "from", JSON_STRING }, { "to", JSON_STRING } },
 	[EV_RESIZED] = { { "from", JSON_INTEGER }, { "to", JSON_INTEGER },
 	    { "global_batch", JSON_INTEGER }, { "lr", JSON_REAL } },
+	[EV_XID] = { { "gpu", JSON_INTEGER }, { "xid", JSON_INTEGER } },
 };
 
 const char *

@@ -48,7 +48,8 @@ enum event_severity { EV_INFO, EV_WARN, EV_ERROR };
 	X(WARNING, "warning", WARN, false, "something to look at")	\
 	X(SIGNAL, "signal", INFO, false, "a signal sent to a program")	\
 	X(PHASE, "phase", INFO, false,					\
-	    "a job or a rank moved from one phase to another")
+	    "a job or a rank moved from one phase to another")		\
+	X(XID, "xid", ERROR, true, "a GPU reported an XID error (NVML)")
 
 #define EVENT_KIND_ENUM(id, ...)	EV_##id,
 enum event_kind { EV_UNKNOWN, EVENT_KINDS(EVENT_KIND_ENUM) EV_COUNT };

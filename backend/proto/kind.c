@@ -135,6 +135,49 @@ kind_need(const json_t *msg, const struct kind_field *need, char *err,
 	return 0;
 }
 
+/* The ranks' process rows in a node's frame: each names its job and
+ * rank, and its figures have the types of their rows. */
+static int
+kind_node_ranks(const json_t *a, char *err, size_t errlen)
+{
+	static const struct kind_field rank[] = { { "job", F_STR },
+	    { "rank", F_INT }, { NULL, F_END } };
+	struct rank_report	 rr;
+	const json_t		*o;
+	size_t			 i;
+
+	if (a == NULL)
+		return 0;
+	if (!json_is_array(a)) {
+		snprintf(err, errlen, "\"ranks\" is not an array");
+		return -1;
+	}
+	json_array_foreach(a, i, o) {
+		if (!json_is_object(o)) {
+			snprintf(err, errlen, "\"ranks\" holds a non-object");
+			return -1;
+		}
+		if (kind_need(o, rank, err, errlen) != 0 ||
+		    rank_report_read(o, &rr, err, errlen) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* A node's sample, lists, GPUs and ranks' processes. */
+static int
+kind_node_metrics(const json_t *msg, char *err, size_t errlen)
+{
+	struct node_sample	 ns;
+	struct node_lists	 nl;
+
+	if (node_sample_read(msg, &ns, err, errlen) != 0 ||
+	    node_lists_read(msg, &nl, err, errlen) != 0 ||
+	    gpu_samples_check(json_object_get(msg, "gpus"), err, errlen) != 0)
+		return -1;
+	return kind_node_ranks(json_object_get(msg, "ranks"), err, errlen);
+}
+
 /* A node's figures, or a rank's: the rank is named, every figure has
  * the type of its row. */
 static int
@@ -145,10 +188,9 @@ kind_metrics(const json_t *msg, char *err, size_t errlen)
 	const char		*scope = json_string_value(json_object_get(msg,
 	    "scope"));
 	struct rank_report	 rr;
-	struct node_sample	 ns;
 
 	if (strcmp(scope, "node") == 0)
-		return node_sample_read(msg, &ns, err, errlen);
+		return kind_node_metrics(msg, err, errlen);
 	if (strcmp(scope, "rank") != 0) {
 		snprintf(err, errlen, "scope \"%.32s\" is neither node nor rank",
 		    scope);

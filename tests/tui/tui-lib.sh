@@ -13,12 +13,14 @@ export XDG_CONFIG_HOME="$T/config"	# no user config.yaml
 
 tm() { tmux -L "$SOCK" "$@"; }
 
-# tui_start CMD: run CMD in a 120x40 pane, TERM tmux-256color unless
-# TUI_TERM says otherwise.  CMD's pid goes to $T/console.pid; when it
-# exits the pane shows "[exit STATUS]" under what it printed, and stays.
+# tui_start CMD: run CMD in a 120x40 pane (TUI_W x TUI_H when set), TERM
+# tmux-256color unless TUI_TERM says otherwise.  CMD's pid goes to
+# $T/console.pid; when it exits the pane shows "[exit STATUS]" under what
+# it printed, and stays.
 tui_start() {
 	tui_script "$@"
-	tm -f /dev/null new-session -d -s t -x 120 -y 40 "sh $T/pane.sh"
+	tm -f /dev/null new-session -d -s t -x "${TUI_W:-120}" -y "${TUI_H:-40}" \
+	    "sh $T/pane.sh"
 }
 
 # tui_respawn CMD: the same pane, a new command.

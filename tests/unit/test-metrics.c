@@ -120,7 +120,7 @@ t_exposition(void **state)
 {
 	struct backend	*b = backend_open_sim(8, 2, 1);
 	char		*text, *line, *save, prev[128] = "", fam[128];
-	char		 seen[64][128];
+	char		 seen[256][128];
 	int		 nseen = 0, helps = 0, types = 0, down = 0;
 	size_t		 len;
 
@@ -163,7 +163,7 @@ t_exposition(void **state)
 			continue;
 		for (int i = 0; i < nseen; i++)
 			assert_string_not_equal(seen[i], fam);	/* split */
-		assert_true(nseen < 64);
+		assert_true(nseen < 256);
 		snprintf(seen[nseen++], sizeof seen[0], "%s", fam);
 		snprintf(prev, sizeof prev, "%s", fam);
 	}

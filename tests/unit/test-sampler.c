@@ -14,6 +14,8 @@
 
 #include <ftw.h>
 #include <limits.h>
+#include <math.h>
+#include <sys/statvfs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,9 +160,9 @@ put_blocks(const char *root)
 }
 
 #define VALID(ns, m)	node_sample_valid((ns), (m))
-/* What the sampler measures: all but the agent's sgemm figure. */
-#define SAMPLED		(((UINT32_C(1) << NM_COUNT) - 1) &		\
-	~(UINT32_C(1) << NM_BLAS_GFLOPS))
+#define BIT(m)		(UINT64_C(1) << (m))
+/* The first fifteen rows, which the fake root of put_all has files for. */
+#define FIRST15		((UINT64_C(1) << (NM_TEMP + 1)) - 1)
 
 static void
 t_names(void **state)
@@ -168,8 +170,14 @@ t_names(void **state)
 	static const char *want[NM_COUNT] = {
 		"cpu_util", "cpu_user", "cpu_sys", "cpu_iowait", "load1",
 		"mem_used", "mem_total", "swap_used", "swap_total", "net_rx",
-		"net_tx", "disk_read", "disk_write", "power", "temp",
-		"blas_gflops"
+		"net_tx", "disk_read", "disk_write", "power", "temp", "cpus",
+		"cpu_freq", "cpu_throttle", "psi_cpu", "psi_cpu_full",
+		"psi_mem", "psi_mem_full", "psi_io", "psi_io_full",
+		"mem_cache", "mem_available", "major_faults", "net_errors",
+		"net_drops", "tcp_retrans", "disk_util", "state_free",
+		"state_size", "state_inodes_free", "state_inodes", "ckpt_free",
+		"ckpt_size", "ckpt_inodes_free", "ckpt_inodes", "ckpt_bytes",
+		"agent_fds", "blas_gflops"
 	};
 	int	i;
 
@@ -189,7 +197,7 @@ t_first(void **state)
 	put_blocks(*state);
 	s = sampler_create(*state);
 	sampler_set_clock(s, fake_clock);
-	sampler_sample(s, &ns);
+	sampler_sample(s, &ns, NULL);
 	assert_true(ns.time > 1e9);
 	assert_false(VALID(&ns, NM_CPU_UTIL));
 	assert_false(VALID(&ns, NM_CPU_USER));
@@ -227,11 +235,11 @@ t_rates(void **state)
 	put_blocks(*state);
 	s = sampler_create(*state);
 	sampler_set_clock(s, fake_clock);
-	sampler_sample(s, &ns);
+	sampler_sample(s, &ns, NULL);
 	put_all(*state, 1);
 	fake_now += 0.5;
-	sampler_sample(s, &ns);
-	assert_int_equal(ns.valid, SAMPLED);
+	sampler_sample(s, &ns, NULL);
+	assert_int_equal(ns.valid & FIRST15, FIRST15);
 	/* Deltas: user 30 nice 10 system 15 idle 100 iowait 25 irq 5
 	 * softirq 5 steal 10, total 200; guest is in user already. */
 	assert_true(ns.v[NM_CPU_UTIL] == 37.5);	/* 75 of 200 */
@@ -262,33 +270,33 @@ t_rapl_wrap(void **state)
 	    "1000000000\n");
 	s = sampler_create(*state);
 	sampler_set_clock(s, fake_clock);
-	sampler_sample(s, &ns);
+	sampler_sample(s, &ns, NULL);
 	assert_false(VALID(&ns, NM_POWER));
 	put(*state, e, "2000000\n");	/* 1 J to the wrap, 2 J after */
 	fake_now += 2;
-	sampler_sample(s, &ns);
+	sampler_sample(s, &ns, NULL);
 	assert_true(VALID(&ns, NM_POWER));
 	assert_true(ns.v[NM_POWER] == 1.5);
 	/* A second socket is summed in; a change of count restarts. */
 	put(*state, "sys/class/powercap/intel-rapl:1/energy_uj", "0\n");
 	fake_now += 1;
-	sampler_sample(s, &ns);
+	sampler_sample(s, &ns, NULL);
 	assert_false(VALID(&ns, NM_POWER));
 	put(*state, e, "5000000\n");
 	put(*state, "sys/class/powercap/intel-rapl:1/energy_uj", "4000000\n");
 	fake_now += 1;
-	sampler_sample(s, &ns);
+	sampler_sample(s, &ns, NULL);
 	assert_true(ns.v[NM_POWER] == 7);
 	/* Without max_energy_range_uj a wrap cannot be measured. */
 	rm(*state, "sys/class/powercap/intel-rapl:0/max_energy_range_uj");
 	put(*state, e, "1000\n");
 	fake_now += 1;
-	sampler_sample(s, &ns);
+	sampler_sample(s, &ns, NULL);
 	assert_false(VALID(&ns, NM_POWER));
 	/* An unreadable counter makes power unknown. */
 	rm(*state, e);
 	fake_now += 1;
-	sampler_sample(s, &ns);
+	sampler_sample(s, &ns, NULL);
 	assert_false(VALID(&ns, NM_POWER));
 	sampler_free(s);
 }
@@ -304,9 +312,9 @@ t_missing(void **state)
 
 	s = sampler_create(*state);
 	sampler_set_clock(s, fake_clock);
-	sampler_sample(s, &ns);
+	sampler_sample(s, &ns, NULL);
 	fake_now += 1;
-	sampler_sample(s, &ns);
+	sampler_sample(s, &ns, NULL);
 	assert_int_equal(ns.valid, 0);
 	j = node_sample_json(&ns);
 	assert_int_equal(json_object_size(j), NM_COUNT + 1);
@@ -318,15 +326,16 @@ t_missing(void **state)
 	json_decref(j);
 	/* No aggregate "cpu " line: no shares from per-CPU lines. */
 	put(*state, "proc/stat", "cpu0 1 2 3 4 5 6 7 8\ncpu1 1 2 3 4\n");
-	sampler_sample(s, &ns);
+	sampler_sample(s, &ns, NULL);
 	put(*state, "proc/stat", "cpu0 9 9 9 9 9 9 9 9\ncpu1 9 9 9 9\n");
 	fake_now += 1;
-	sampler_sample(s, &ns);
+	sampler_sample(s, &ns, NULL);
 	assert_false(VALID(&ns, NM_CPU_UTIL));
 	/* meminfo from an old kernel: total known, used not. */
 	put(*state, "proc/meminfo", "MemTotal: 1000 kB\nMemFree: 10 kB\n");
-	sampler_sample(s, &ns);
-	assert_int_equal(ns.valid, UINT32_C(1) << NM_MEM_TOTAL);
+	sampler_sample(s, &ns, NULL);
+	assert_int_equal(ns.valid, BIT(NM_MEM_TOTAL) | BIT(NM_CPUS));
+	assert_true(ns.v[NM_CPUS] == 2);
 	assert_true(ns.v[NM_MEM_TOTAL] == 1024000);
 	sampler_free(s);
 }
@@ -343,40 +352,40 @@ t_one_gone(void **state)
 	put_blocks(*state);
 	s = sampler_create(*state);
 	sampler_set_clock(s, fake_clock);
-	sampler_sample(s, &ns);
+	sampler_sample(s, &ns, NULL);
 	rm(*state, "proc/net/dev");
 	rm(*state, "sys/class/hwmon/hwmon0/temp1_input");
 	rm(*state, "sys/class/hwmon/hwmon0/temp2_input");
 	fake_now += 1;
-	sampler_sample(s, &ns);
+	sampler_sample(s, &ns, NULL);
 	/* No jiffy passed either, so no CPU shares: 0/0 is not 0%. */
-	assert_int_equal(ns.valid, SAMPLED &
-	    ~(UINT32_C(1) << NM_NET_RX | UINT32_C(1) << NM_NET_TX |
-	    UINT32_C(1) << NM_CPU_UTIL | UINT32_C(1) << NM_CPU_USER |
-	    UINT32_C(1) << NM_CPU_SYS | UINT32_C(1) << NM_CPU_IOWAIT));
+	assert_int_equal(ns.valid & FIRST15, FIRST15 & ~(BIT(NM_NET_RX) |
+	    BIT(NM_NET_TX) | BIT(NM_CPU_UTIL) | BIT(NM_CPU_USER) |
+	    BIT(NM_CPU_SYS) | BIT(NM_CPU_IOWAIT)));
 	assert_true(ns.v[NM_TEMP] == -5);
 	assert_true(ns.v[NM_DISK_READ] == 0);
 	assert_true(ns.v[NM_POWER] == 0);
 	put_all(*state, 1);
 	fake_now += 1;
-	sampler_sample(s, &ns);
+	sampler_sample(s, &ns, NULL);
 	/* The CPU base waited for a tick; net has a base only now. */
 	assert_true(ns.v[NM_CPU_UTIL] == 37.5);
 	assert_false(VALID(&ns, NM_NET_RX));
 	assert_true(VALID(&ns, NM_DISK_READ));
 	assert_true(ns.v[NM_DISK_READ] == 4000 * 512);
-	/* Base: rx 8000 + 1100, tx 8000 + 700 (lo left out). */
+	/* Base: eth0 rx 8000 tx 8000, ib0 1100 and 700 (lo left out).  ib0
+	 * goes: it takes nothing with it, the sum is eth0's growth. */
 	put(*state, "proc/net/dev", "%s  eth0: 10100 1 0 0 0 0 0 0 10000 1 "
 	    "0 0 0 0 0 0\n", net_head);
 	fake_now += 1;
-	sampler_sample(s, &ns);
-	assert_true(ns.v[NM_NET_RX] == 1000);
-	assert_true(ns.v[NM_NET_TX] == 1300);
+	sampler_sample(s, &ns, NULL);
+	assert_true(ns.v[NM_NET_RX] == 2100);
+	assert_true(ns.v[NM_NET_TX] == 2000);
 	/* A counter that goes back (interface reset) gives no rate. */
 	put(*state, "proc/net/dev", "%s  eth0: 10 1 0 0 0 0 0 0 9000 1 "
 	    "0 0 0 0 0 0\n", net_head);
 	fake_now += 1;
-	sampler_sample(s, &ns);
+	sampler_sample(s, &ns, NULL);
 	assert_false(VALID(&ns, NM_NET_RX));
 	assert_false(VALID(&ns, NM_NET_TX));
 	sampler_free(s);
@@ -417,12 +426,241 @@ t_long_files(void **state)
 			    "0%s", i, 1000000 + step * i, 5 + step * 2,
 			    i < 299 ? "\n" : "");
 		fclose(f);
-		sampler_sample(s, &ns);
+		sampler_sample(s, &ns, NULL);
 		fake_now += 1;
 	}
 	assert_true(ns.v[NM_CPU_UTIL] == 25);
 	assert_true(ns.v[NM_NET_RX] == 299 * 300 / 2);	/* sum of step * i */
 	assert_true(ns.v[NM_NET_TX] == 600);
+	sampler_free(s);
+}
+
+
+/* Each CPU (shares, clock), throttling, pressure, memory's cache and
+ * what is available, major faults, each interface, TCP retransmits and
+ * each disk's busy time: two samples half a second apart, exact. */
+static void
+t_more(void **state)
+{
+	static struct node_lists nl;
+	struct sampler		*s;
+	struct node_sample	 ns;
+	const char		*root = *state;
+
+	put_all(root, 0);
+	put_blocks(root);
+	for (int step = 0; step < 2; step++) {
+		put(root, "proc/stat", "cpu  %d 0 %d %d 0 0 0 0\n"
+		    "cpu0 %d 0 0 %d 0 0 0 0\ncpu1 0 0 %d %d 0 0 0 0\nintr 1\n",
+		    100 + step * 40, 100 + step * 10, 800 + step * 150,
+		    100 + step * 40, 400 + step * 60, 100 + step * 10,
+		    400 + step * 90);
+		put(root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq",
+		    "%d\n", 2400000 + step * 100000);
+		put(root, "sys/devices/system/cpu/cpu1/cpufreq/scaling_cur_freq",
+		    "%d\n", 1200000);
+		put(root, "sys/devices/system/cpu/cpu0/thermal_throttle/"
+		    "core_throttle_count", "%d\n", 7 + step * 3);
+		put(root, "sys/devices/system/cpu/cpu0/thermal_throttle/"
+		    "package_throttle_count", "%d\n", 1 + step * 1);
+		put(root, "sys/devices/system/cpu/cpu1/thermal_throttle/"
+		    "core_throttle_count", "%d\n", 2);
+		put(root, "proc/vmstat", "nr_free_pages 5\npgmajfault %d\n"
+		    "pgminfault 9\n", 1000 + step * 25);
+		put(root, "proc/net/dev", "%s"
+		    "    lo: 9 9 0 0 0 0 0 0 9 9 0 0 0 0 0 0\n"
+		    "  ifb0: 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+		    "  eth0: %d %d %d %d 0 0 0 0 %d %d %d %d 0 0 0 0\n",
+		    net_head, 1000 + step * 5000, 10 + step * 50, 1 + step * 2,
+		    step * 4, 2000 + step * 3000, 20 + step * 30, step, 5 + step,
+		    0);
+		put(root, "proc/net/snmp", "Ip: Forwarding DefaultTTL\n"
+		    "Ip: 1 64\nTcp: RtoAlgorithm RtoMin RtoMax MaxConn "
+		    "ActiveOpens PassiveOpens AttemptFails EstabResets CurrEstab "
+		    "InSegs OutSegs RetransSegs InErrs\nTcp: 1 200 120000 -1 5 6 "
+		    "7 8 9 10 11 %d 0\n", 40 + step * 6);
+		put(root, "proc/diskstats",
+		    "   8       0 sda 10 0 %d 0 10 0 %d 0 0 %d 0\n"
+		    " 259       0 nvme0n1 10 0 0 0 10 0 0 0 0 %d 0\n",
+		    step * 1000, step * 3000, 100 + step * 400, step * 100);
+		put(root, "proc/pressure/cpu", "some avg10=12.50 avg60=1 avg300=0 "
+		    "total=5\nfull avg10=0.00 avg60=0 avg300=0 total=0\n");
+		put(root, "proc/pressure/memory", "some avg10=3.25 avg60=1 "
+		    "avg300=0 total=5\nfull avg10=1.75 avg60=0 total=0\n");
+		put(root, "proc/pressure/io", "some avg10=0.50 avg60=1 avg300=0 "
+		    "total=5\n");
+		put(root, "proc/meminfo", "MemTotal: 16000000 kB\n"
+		    "MemFree: 1000000 kB\nMemAvailable: 4000000 kB\n"
+		    "Buffers: 100 kB\nCached: 2000000 kB\nSwapCached: 0 kB\n"
+		    "SwapTotal: 0 kB\nSwapFree: 0 kB\nSReclaimable: 300 kB\n");
+		if (step == 0) {
+			s = sampler_create(root);
+			sampler_set_clock(s, fake_clock);
+		} else
+			fake_now += 0.5;
+		sampler_sample(s, &ns, &nl);
+	}
+	assert_true(ns.v[NM_CPUS] == 2);
+	assert_int_equal(nl.ncores, 2);
+	/* cpu0: 40 of 100 jiffies busy; cpu1: 10 of 100. */
+	assert_true(nl.cores[0].v[CM_UTIL] == 40);
+	assert_true(nl.cores[1].v[CM_UTIL] == 10);
+	assert_true(nl.cores[0].v[CM_FREQ] == 2500);	/* kHz to MHz */
+	assert_true(nl.cores[1].v[CM_FREQ] == 1200);
+	assert_true(ns.v[NM_CPU_FREQ] == 1850);
+	/* 3 + 1 events in 0.5 s. */
+	assert_true(ns.v[NM_CPU_THROTTLE] == 8);
+	assert_true(ns.v[NM_PSI_CPU] == 12.5 && ns.v[NM_PSI_CPU_FULL] == 0);
+	assert_true(ns.v[NM_PSI_MEM] == 3.25 && ns.v[NM_PSI_MEM_FULL] == 1.75);
+	assert_true(ns.v[NM_PSI_IO] == 0.5);
+	assert_false(VALID(&ns, NM_PSI_IO_FULL));	/* an old kernel's file */
+	assert_true(ns.v[NM_MEM_CACHE] == (100 + 2000000 + 300) * 1024.0);
+	assert_true(ns.v[NM_MEM_AVAIL] == 4000000 * 1024.0);
+	assert_true(ns.v[NM_MAJOR_FAULTS] == 50);
+	/* eth0 only: ifb0 never moved a byte, lo is left out. */
+	assert_int_equal(nl.nifaces, 1);
+	assert_string_equal(nl.ifaces[0].name, "eth0");
+	assert_true(nl.ifaces[0].v[IM_RX] == 10000);
+	assert_true(nl.ifaces[0].v[IM_TX] == 6000);
+	assert_true(nl.ifaces[0].v[IM_RX_PACKETS] == 100);
+	assert_true(nl.ifaces[0].v[IM_TX_PACKETS] == 60);
+	assert_true(nl.ifaces[0].v[IM_RX_ERRORS] == 4);
+	assert_true(nl.ifaces[0].v[IM_TX_ERRORS] == 2);
+	assert_true(nl.ifaces[0].v[IM_RX_DROPS] == 8);
+	assert_true(nl.ifaces[0].v[IM_TX_DROPS] == 2);
+	assert_true(ns.v[NM_NET_ERRORS] == 6);
+	assert_true(ns.v[NM_NET_DROPS] == 10);
+	assert_true(ns.v[NM_TCP_RETRANS] == 12);
+	/* sda busy 400 ms in 0.5 s: 80%; nvme0n1 100 ms: 20%. */
+	assert_int_equal(nl.ndisks, 2);
+	assert_string_equal(nl.disks[0].name, "sda");
+	assert_true(nl.disks[0].v[DM_UTIL] == 80);
+	assert_true(nl.disks[0].v[DM_READ] == 1000 * 512 * 2);
+	assert_true(nl.disks[0].v[DM_WRITE] == 3000 * 512 * 2);
+	assert_true(nl.disks[1].v[DM_UTIL] == 20);
+	assert_true(ns.v[NM_DISK_UTIL] == 80);
+	/* Without cpufreq, /proc/cpuinfo's. */
+	rm(root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq");
+	put(root, "proc/cpuinfo", "processor\t: 0\ncpu MHz\t\t: 2000.5\n\n"
+	    "processor\t: 1\ncpu MHz\t\t: 3000.5\n");
+	fake_now += 0.5;
+	sampler_sample(s, &ns, &nl);
+	assert_true(ns.v[NM_CPU_FREQ] == 2500.5);
+	assert_true(nl.cores[1].v[CM_FREQ] == 3000.5);
+	sampler_free(s);
+}
+
+/* The file systems of the state and checkpoint directories (statvfs of
+ * the nearest that exists) and a checkpoint's size: the largest file of
+ * the directory, a temporary one left out. */
+static void
+t_fs(void **state)
+{
+	static struct node_lists nl;
+	struct sampler	*s = sampler_create(*state);
+	struct node_sample ns;
+	struct statvfs	 st;
+	char		 ckpt[PATH_MAX], jobs[PATH_MAX];
+
+	snprintf(ckpt, sizeof ckpt, "%s/ckpt/job/not-yet", (char *)*state);
+	sampler_set_dirs(s, *state, ckpt);
+	sampler_sample(s, &ns, &nl);
+	assert_int_equal(statvfs(*state, &st), 0);
+	assert_true(ns.v[NM_STATE_SIZE] == (double)st.f_blocks * st.f_frsize);
+	assert_true(ns.v[NM_CKPT_SIZE] == ns.v[NM_STATE_SIZE]);
+	assert_true(fabs(ns.v[NM_STATE_FREE] - (double)st.f_bavail *
+	    st.f_frsize) < 0.01 * ns.v[NM_STATE_SIZE]);
+	assert_false(VALID(&ns, NM_CKPT_BYTES));	/* nothing there */
+	put(*state, "ckpt/job/step-000000001.safetensors", "%0500d", 0);
+	put(*state, "ckpt/job/step-000000002.safetensors", "%0700d", 0);
+	put(*state, "ckpt/job/config.json", "{}");
+	put(*state, "ckpt/job/step-000000003.safetensors.tmp", "%09000d", 0);
+	snprintf(ckpt, sizeof ckpt, "%s/ckpt/job", (char *)*state);
+	sampler_set_dirs(s, *state, ckpt);
+	sampler_sample(s, &ns, &nl);
+	assert_true(ns.v[NM_CKPT_BYTES] == 700);
+	/* A directory of jobs' directories: the one changed last. */
+	snprintf(jobs, sizeof jobs, "%s/ckpt", (char *)*state);
+	sampler_set_dirs(s, NULL, jobs);
+	sampler_sample(s, &ns, &nl);
+	assert_true(ns.v[NM_CKPT_BYTES] == 700);
+	assert_false(VALID(&ns, NM_STATE_FREE));
+	sampler_free(s);
+}
+
+/* A rank's processes under the root: a worker (one process, two
+ * threads), a program's group of two; CPU, switches, fds, threads, and
+ * the GPU memory of a GPU process found by its process group. */
+static void
+t_procs(void **state)
+{
+	struct sampler	*s = sampler_create(*state);
+	struct proc_want w[2] = { { 100, false }, { 200, true } };
+	struct rank_report rr[2];
+	struct gpu_sample gs[1];
+	long		 hz = sysconf(_SC_CLK_TCK);
+
+	sampler_set_clock(s, fake_clock);
+	for (int step = 0; step < 2; step++) {
+		/* pid (comm) state ppid pgrp ... utime stime ... threads */
+		put(*state, "proc/100/stat", "100 (hunter worker) S 1 100 1 0 -1 "
+		    "0 0 0 0 0 %ld %ld 0 0 20 0 2 0 5 1000 7\n", step * hz / 2,
+		    0L);
+		put(*state, "proc/100/task/100/status", "Name: w\n"
+		    "voluntary_ctxt_switches:\t%d\nnonvoluntary_ctxt_switches:"
+		    "\t%d\n", 10 + step * 100, 1 + step * 4);
+		put(*state, "proc/100/task/101/status", "voluntary_ctxt_switches:"
+		    "\t%d\nnonvoluntary_ctxt_switches:\t%d\n", step * 50, 0);
+		put(*state, "proc/200/stat", "200 (python3) S 1 200 1 0 -1 0 0 0 "
+		    "0 0 %ld 0 0 0 20 0 1 0\n", step * hz);
+		put(*state, "proc/201/stat", "201 (pt_data_worker) R 200 200 1 0 "
+		    "-1 0 0 0 0 0 %ld 0 0 0 20 0 3 0\n", step * hz / 4);
+		put(*state, "proc/300/stat", "300 (other) R 1 300 1 0 -1 0 0 0 "
+		    "0 0 %ld 0 0 0 20 0 1 0\n", step * hz);
+		for (int p = 200; p <= 201; p++) {
+			char	 rel[64];
+
+			snprintf(rel, sizeof rel, "proc/%d/task/%d/status", p, p);
+			put(*state, rel, "voluntary_ctxt_switches:\t%d\n"
+			    "nonvoluntary_ctxt_switches:\t%d\n", step * 10, 0);
+		}
+		if (step == 0) {
+			mkdirs(*state, "proc/100/fd");
+			put(*state, "proc/100/fd/0", "");
+			put(*state, "proc/100/fd/1", "");
+			put(*state, "proc/100/fd/3", "");
+			mkdirs(*state, "proc/201/fd");
+			put(*state, "proc/201/fd/0", "");
+		} else
+			fake_now += 0.5;
+		memset(gs, 0, sizeof gs);
+		gs[0].nprocs = 2;
+		gs[0].procs[0] = (struct gpu_proc){ 201, 3e9, 0 };
+		gs[0].procs[1] = (struct gpu_proc){ 300, 1e9, 0 };
+		sampler_procs(s, w, 2, gs, 1, rr);
+	}
+	assert_true(rr[0].valid & RM_BIT(PROC_CPU));
+	assert_true(rr[0].proc_cpu == 100);		/* hz/2 ticks in 0.5 s */
+	assert_int_equal(rr[0].threads, 2);
+	assert_int_equal(rr[0].rss, 7 * sysconf(_SC_PAGESIZE));
+	assert_int_equal(rr[0].pid, 100);
+	assert_int_equal(rr[0].fds, 3);
+	assert_true(rr[0].ctx_voluntary == 300);	/* 150 in 0.5 s */
+	assert_true(rr[0].ctx_involuntary == 8);
+	assert_true(rr[0].valid & RM_BIT(GPU_MEM));
+	assert_int_equal(rr[0].gpu_mem, 0);		/* none of its own */
+	/* The group: 200 and 201, not 300. */
+	assert_true(rr[1].proc_cpu == 250);
+	assert_int_equal(rr[1].threads, 4);
+	assert_int_equal(rr[1].fds, 1);
+	assert_true(rr[1].ctx_voluntary == 40);
+	assert_int_equal(rr[1].gpu_mem, 3000000000L);
+	assert_int_equal(gs[0].procs[0].owner, 200);
+	assert_int_equal(gs[0].procs[1].owner, 0);
+	/* A rank gone from /proc: nothing known of it. */
+	w[0].pid = 999;
+	sampler_procs(s, w, 1, NULL, 0, rr);
+	assert_int_equal(rr[0].valid, 0);
 	sampler_free(s);
 }
 
@@ -435,7 +673,7 @@ t_json(void **state)
 	ns.v[NM_CPU_UTIL] = 12.5;
 	ns.v[NM_MEM_TOTAL] = 1024;
 	ns.v[NM_POWER] = 99;		/* not valid: must not show */
-	ns.valid = UINT32_C(1) << NM_CPU_UTIL | UINT32_C(1) << NM_MEM_TOTAL;
+	ns.valid = BIT(NM_CPU_UTIL) | BIT(NM_MEM_TOTAL);
 	j = node_sample_json(&ns);
 	assert_int_equal(json_object_size(j), NM_COUNT + 1);
 	assert_true(json_real_value(json_object_get(j, "time")) == 1700000000.5);
@@ -484,12 +722,12 @@ t_real(void **state)
 	struct timespec		 ts = { 0, 100 * 1000 * 1000 };
 	json_t			*j;
 
-	sampler_sample(s, &ns);
+	sampler_sample(s, &ns, NULL);
 	assert_true(VALID(&ns, NM_MEM_TOTAL));
 	assert_true(ns.v[NM_MEM_TOTAL] > 0);
 	assert_false(VALID(&ns, NM_CPU_UTIL));
 	nanosleep(&ts, NULL);
-	sampler_sample(s, &ns);
+	sampler_sample(s, &ns, NULL);
 	assert_true(VALID(&ns, NM_CPU_UTIL));
 	assert_true(ns.v[NM_CPU_UTIL] >= 0 && ns.v[NM_CPU_UTIL] <= 100);
 	assert_true(VALID(&ns, NM_NET_RX));
@@ -515,6 +753,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(t_missing, setup, teardown),
 		cmocka_unit_test_setup_teardown(t_one_gone, setup, teardown),
 		cmocka_unit_test_setup_teardown(t_long_files, setup, teardown),
+		cmocka_unit_test_setup_teardown(t_more, setup, teardown),
+		cmocka_unit_test_setup_teardown(t_fs, setup, teardown),
+		cmocka_unit_test_setup_teardown(t_procs, setup, teardown),
 		cmocka_unit_test(t_json),
 		cmocka_unit_test(t_ring),
 		cmocka_unit_test(t_real),
