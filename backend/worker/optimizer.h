@@ -13,6 +13,7 @@
 #include "backend/spec/spec.h"
 
 struct optimizer;
+struct pool;
 
 struct optimizer_type {
 	/* State buffers of n floats: 1 (m) or 2 (m and v). */
@@ -33,6 +34,9 @@ struct optimizer {
 	/* Ranges [off, off + len) left out of weight decay, in order. */
 	size_t		*nd_off, *nd_len;
 	int		 n_nd;
+	/* The pool its update runs on: OpenBLAS's threads at creation
+	 * (lib/pool.h), as the model's. */
+	struct pool	*pool;
 };
 
 /* A run of the buffer and the weight decay it takes: the optimizer's

@@ -2,64 +2,305 @@
  * matmul.c: the dense layers of the transformer (transformer.h): the
  * projections, stored [in, out] as GPT-2's checkpoints store them, and the
  * output head, which is the token embedding used transposed.  Every FLOP
- * here is one cblas_sgemm; the bias terms are the only other work.
+ * here is a cblas_sgemm, cut into parts of whole rows or columns of its
+ * result for the pool (matmul-internal.h); what else there is rides on
+ * the parts while their block is in cache: the bias (copied in first, so
+ * that the GEMM adds onto it), and the epilogues of the fused layers,
+ * GELU after the MLP's first projection and the residual add after the
+ * projections that end a branch.  Each gives the bits of the unfused
+ * layers: the same operations on each element, in the same order.
  */
+#include <stdatomic.h>
+#include <string.h>
+
 #include <cblas.h>
 
+#include "lib/clock.h"
 #include "kernels/cpu/transformer.h"
+#include "kernels/cpu/matmul-internal.h"
+#include "kernels/cpu/vmath-internal.h"
+
+/* Columns of a part of a bias's gradient. */
+#define MM_BIAS_COLS	64
+
+/* The count behind transformer_gemm_seconds, in nanoseconds. */
+static atomic_int	 kgemm_counting;
+static atomic_llong	 kgemm_ns;
 
 void
-matmul_forward(float *y, const float *x, const float *w, const float *b,
+transformer_gemm_count(int on)
+{
+	atomic_store(&kgemm_counting, on);
+	atomic_store(&kgemm_ns, 0);
+}
+
+double
+transformer_gemm_seconds(void)
+{
+	return (double)atomic_exchange(&kgemm_ns, 0) * 1e-9;
+}
+
+void
+kgemm(int ta, int tb, int M, int N, int K, float alpha, const float *A,
+    int lda, const float *B, int ldb, float beta, float *C, int ldc)
+{
+	double	 t0 = 0;
+	int	 count = atomic_load_explicit(&kgemm_counting,
+		    memory_order_relaxed);
+
+	if (M <= 0 || N <= 0)
+		return;
+	if (count)
+		t0 = clock_mono();
+	cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+	    tb ? CblasTrans : CblasNoTrans, M, N, K, alpha, A, lda, B, ldb,
+	    beta, C, ldc);
+	if (count)
+		atomic_fetch_add_explicit(&kgemm_ns,
+		    (long long)((clock_mono() - t0) * 1e9),
+		    memory_order_relaxed);
+}
+
+/* Parts of a GEMM's side of n: whole multiples of 2, then of 4, where
+ * there are that many, so that two or four threads share them evenly. */
+static int
+kgemm_parts(int n)
+{
+	int	 p = kparts((size_t)n, KGEMM_GRAIN);
+
+	if (p >= 4)
+		return p & ~3;
+	return p >= 2 ? 2 : 1;
+}
+
+struct ktask
+kgemm_plan(struct kgemm_job *g)
+{
+	g->rows = g->M >= g->N;
+	g->parts = kgemm_parts(g->rows ? g->M : g->N);
+	return (struct ktask){ g->M > 0 && g->N > 0 ? g->parts : 0, NULL, g };
+}
+
+void
+kgemm_range(const struct kgemm_job *g, int i, int *r0, int *r1, int *c0,
+    int *c1)
+{
+	*r0 = 0;
+	*r1 = g->M;
+	*c0 = 0;
+	*c1 = g->N;
+	if (g->rows) {
+		*r0 = (int)kpart_at(g->M, g->parts, i);
+		*r1 = (int)kpart_at(g->M, g->parts, i + 1);
+	} else {
+		*c0 = (int)kpart_at(g->N, g->parts, i);
+		*c1 = (int)kpart_at(g->N, g->parts, i + 1);
+	}
+}
+
+void
+kgemm_block(const struct kgemm_job *g, int r0, int r1, int c0, int c1)
+{
+	/* Row r of op(A) and column c of op(B). */
+	const float *a = g->ta ? g->A + r0 : g->A + (size_t)r0 * g->lda;
+	const float *b = g->tb ? g->B + (size_t)c0 * g->ldb : g->B + c0;
+
+	kgemm(g->ta, g->tb, r1 - r0, c1 - c0, g->K, g->alpha, a, g->lda, b,
+	    g->ldb, g->beta, g->C + (size_t)r0 * g->ldc + c0, g->ldc);
+}
+
+static void
+kgemm_part(void *arg, int part, int thread)
+{
+	const struct kgemm_job *g = arg;
+	int	 r0, r1, c0, c1;
+
+	(void)thread;
+	kgemm_range(g, part, &r0, &r1, &c0, &c1);
+	kgemm_block(g, r0, r1, c0, c1);
+}
+
+/* A whole GEMM as a task of its own. */
+static struct ktask
+kgemm_task(struct kgemm_job *g)
+{
+	struct ktask t = kgemm_plan(g);
+
+	t.fn = kgemm_part;
+	return t;
+}
+
+enum mm_epilogue { MM_PLAIN, MM_GELU, MM_RESIDUAL };
+
+struct mm_fwd {
+	struct kgemm_job g;		/* into y, or pre before GELU */
+	float		*y;
+	const float	*b, *res;
+	enum mm_epilogue epi;
+};
+
+/* One block of a projection: the bias, the GEMM onto it, the epilogue. */
+static void
+mm_fwd_part(void *arg, int part, int thread)
+{
+	const struct mm_fwd *f = arg;
+	int	 r0, r1, c0, c1, OC = f->g.ldc;
+	size_t	 w;
+
+	(void)thread;
+	kgemm_range(&f->g, part, &r0, &r1, &c0, &c1);
+	w = (size_t)(c1 - c0);
+	if (f->b != NULL)
+		for (int r = r0; r < r1; r++)
+			memcpy(f->g.C + (size_t)r * OC + c0, f->b + c0,
+			    w * sizeof(float));
+	kgemm_block(&f->g, r0, r1, c0, c1);
+	for (int r = r0; r < r1; r++) {
+		float	*y = f->y + (size_t)r * OC + c0;
+
+		if (f->epi == MM_GELU)
+			gelu_span(y, f->g.C + (size_t)r * OC + c0, w);
+		else if (f->epi == MM_RESIDUAL) {
+			const float *res = f->res + (size_t)r * OC + c0;
+
+			for (size_t j = 0; j < w; j++)
+				y[j] = y[j] + res[j];
+		}
+	}
+}
+
+static void
+mm_forward(struct pool *pool, float *y, float *out, const float *x,
+    const float *w, const float *b, const float *res, enum mm_epilogue epi,
     int N, int C, int OC)
 {
-	float	 beta = 0.0f;
+	struct mm_fwd f = { .g = { .M = N, .N = OC, .K = C, .lda = C,
+	    .ldb = OC, .ldc = OC, .alpha = 1.0f, .beta = b != NULL ? 1.0f :
+	    0.0f, .A = x, .B = w, .C = out }, .y = y, .b = b, .res = res,
+	    .epi = epi };
+	struct ktask t = kgemm_plan(&f.g);
 
-	if (b != NULL) {
-		for (int n = 0; n < N; n++) {
-			float *row = y + (size_t)n * OC;
-
-			for (int o = 0; o < OC; o++)
-				row[o] = b[o];
-		}
-		beta = 1.0f;
-	}
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, OC, C, 1.0f,
-	    x, C, w, OC, beta, y, OC);
+	pool_run(pool, t.parts, mm_fwd_part, &f);
 }
 
 void
-matmul_backward(float *dx, float *dw, float *db, const float *dy,
-    const float *x, const float *w, int N, int C, int OC)
+matmul_forward(struct pool *pool, float *y, const float *x, const float *w,
+    const float *b, int N, int C, int OC)
 {
-	if (dx != NULL)
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, C, OC,
-		    1.0f, dy, OC, w, OC, 1.0f, dx, C);
-	cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, C, OC, N, 1.0f,
-	    x, C, dy, OC, 1.0f, dw, OC);
-	if (db != NULL) {
-		for (int n = 0; n < N; n++) {
-			const float *row = dy + (size_t)n * OC;
+	mm_forward(pool, y, y, x, w, b, NULL, MM_PLAIN, N, C, OC);
+}
 
-			for (int o = 0; o < OC; o++)
-				db[o] += row[o];
-		}
+void
+matmul_gelu_forward(struct pool *pool, float *y, float *pre, const float *x,
+    const float *w, const float *b, int N, int C, int OC)
+{
+	mm_forward(pool, y, pre, x, w, b, NULL, MM_GELU, N, C, OC);
+}
+
+void
+matmul_residual_forward(struct pool *pool, float *y, const float *x,
+    const float *w, const float *b, const float *res, int N, int C, int OC)
+{
+	mm_forward(pool, y, y, x, w, b, res, MM_RESIDUAL, N, C, OC);
+}
+
+struct mm_bias {
+	float		*db, *pre;
+	const float	*dy;
+	int		 N, OC, parts;
+};
+
+/* db over columns of a part, rows in order; with pre, the gradient
+ * through GELU first, written over pre. */
+static void
+mm_bias_part(void *arg, int part, int thread)
+{
+	const struct mm_bias *m = arg;
+	int	 c0 = (int)kpart_at(m->OC, m->parts, part);
+	int	 c1 = (int)kpart_at(m->OC, m->parts, part + 1);
+
+	(void)thread;
+	for (int n = 0; n < m->N; n++) {
+		const float *d = m->dy + (size_t)n * m->OC;
+		float	*p = m->pre != NULL ? m->pre + (size_t)n * m->OC : NULL;
+
+		if (p != NULL)
+			for (int o = c0; o < c1; o++)
+				p[o] = gelu_grad(p[o], d[o]);
+		if (m->db == NULL)
+			continue;
+		if (p != NULL)
+			d = p;
+		for (int o = c0; o < c1; o++)
+			m->db[o] += d[o];
 	}
 }
 
-void
-head_forward(float *logits, const float *x, const float *wte, int N, int C,
-    int V)
+static int
+mm_bias_parts(int N, int OC)
 {
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, V, C, 1.0f,
-	    x, C, wte, C, 0.0f, logits, V);
+	return kparts_cols((size_t)N, (size_t)OC, MM_BIAS_COLS);
 }
 
 void
-head_backward(float *dx, float *dwte, const float *dlogits, const float *x,
+matmul_backward(struct pool *pool, float *dx, float *dw, float *db,
+    const float *dy, const float *x, const float *w, int N, int C, int OC)
+{
+	/* dx += dy w^T; dw += x^T dy; db += the column sums of dy. */
+	struct kgemm_job gx = { .tb = 1, .M = N, .N = C, .K = OC, .lda = OC,
+	    .ldb = OC, .ldc = C, .alpha = 1.0f, .beta = 1.0f, .A = dy, .B = w,
+	    .C = dx };
+	struct kgemm_job gw = { .ta = 1, .M = C, .N = OC, .K = N, .lda = C,
+	    .ldb = OC, .ldc = OC, .alpha = 1.0f, .beta = 1.0f, .A = x, .B = dy,
+	    .C = dw };
+	struct mm_bias	 mb = { .db = db, .dy = dy, .N = N, .OC = OC,
+	    .parts = mm_bias_parts(N, OC) };
+	struct ktask	 t[3];
+
+	t[0] = kgemm_task(&gx);
+	if (dx == NULL)
+		t[0].parts = 0;
+	t[1] = kgemm_task(&gw);
+	t[2] = (struct ktask){ db != NULL ? mb.parts : 0, mm_bias_part, &mb };
+	kparts_run(pool, t, 3);
+}
+
+void
+matmul_gelu_backward(struct pool *pool, float *dx, float *dw, float *db,
+    const float *dy, float *pre, const float *x, const float *w, int N,
+    int C, int OC)
+{
+	struct mm_bias	 mb = { .db = db, .pre = pre, .dy = dy, .N = N,
+	    .OC = OC, .parts = mm_bias_parts(N, OC) };
+
+	pool_run(pool, mb.parts, mm_bias_part, &mb);
+	matmul_backward(pool, dx, dw, NULL, pre, x, w, N, C, OC);
+}
+
+void
+head_forward(struct pool *pool, float *logits, const float *x,
     const float *wte, int N, int C, int V)
 {
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, C, V, 1.0f,
-	    dlogits, V, wte, C, 1.0f, dx, C);
-	cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, V, C, N, 1.0f,
-	    dlogits, V, x, C, 1.0f, dwte, C);
+	struct kgemm_job g = { .tb = 1, .M = N, .N = V, .K = C, .lda = C,
+	    .ldb = C, .ldc = V, .alpha = 1.0f, .A = x, .B = wte, .C = logits };
+	struct ktask	 t = kgemm_task(&g);
+
+	kparts_run(pool, &t, 1);
+}
+
+void
+head_backward(struct pool *pool, float *dx, float *dwte,
+    const float *dlogits, const float *x, const float *wte, int N, int C,
+    int V)
+{
+	/* dx += dlogits wte; dwte += dlogits^T x. */
+	struct kgemm_job gx = { .M = N, .N = C, .K = V, .lda = V, .ldb = C,
+	    .ldc = C, .alpha = 1.0f, .beta = 1.0f, .A = dlogits, .B = wte,
+	    .C = dx };
+	struct kgemm_job gw = { .ta = 1, .M = V, .N = C, .K = N, .lda = V,
+	    .ldb = C, .ldc = C, .alpha = 1.0f, .beta = 1.0f, .A = dlogits,
+	    .B = x, .C = dwte };
+	struct ktask	 t[2] = { kgemm_task(&gx), kgemm_task(&gw) };
+
+	kparts_run(pool, t, 2);
 }

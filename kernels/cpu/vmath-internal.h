@@ -12,6 +12,7 @@
 #ifndef HUNTER_VMATH_INTERNAL_H
 #define HUNTER_VMATH_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -49,6 +50,58 @@ vexp(float x)
 	bits = (uint32_t)(k + 127) << 23;
 	memcpy(&s, &bits, sizeof s);
 	return p * s;
+}
+
+/* sqrt(2 / pi), the constant of GELU's tanh form. */
+#define GELU_K	0.7978845608028654f
+
+/*
+ * Loops over these run in blocks of VMATH_BLOCK with a fixed trip count,
+ * which GCC vectorises at -O2 (its cheapest cost model takes only loops
+ * that need no remainder), then a scalar tail.
+ */
+#define VMATH_BLOCK	16
+
+/*
+ * GELU, GPT-2's tanh form.  0.5 (1 + tanh u) is the logistic function of
+ * 2u, so GELU is x / (1 + e^(-2u)): no 1 + tanh to cancel where tanh is
+ * near -1 (x < -2), which would lose half of float's digits there.
+ */
+static inline float
+gelu_sig(float v)
+{
+	float	 u = GELU_K * (v + 0.044715f * v * v * v);
+
+	return 1.0f / (1.0f + vexp(-2.0f * u));
+}
+
+static inline float
+gelu_one(float v)
+{
+	return v * gelu_sig(v);
+}
+
+/* gelu'(v) dy. */
+static inline float
+gelu_grad(float v, float d)
+{
+	float	 s = gelu_sig(v);
+	float	 du = GELU_K * (1.0f + 3.0f * 0.044715f * v * v);
+
+	return (s + 2.0f * v * s * (1.0f - s) * du) * d;
+}
+
+/* y = GELU(x) over n floats. */
+static inline void
+gelu_span(float *restrict y, const float *restrict x, size_t n)
+{
+	size_t	 i = 0;
+
+	for (; i + VMATH_BLOCK <= n; i += VMATH_BLOCK)
+		for (int j = 0; j < VMATH_BLOCK; j++)
+			y[i + j] = gelu_one(x[i + j]);
+	for (; i < n; i++)
+		y[i] = gelu_one(x[i]);
 }
 
 #endif
