@@ -160,12 +160,8 @@ mm_fwd_part(void *arg, int part, int thread)
 
 		if (f->epi == MM_GELU)
 			gelu_span(y, f->g.C + (size_t)r * OC + c0, w);
-		else if (f->epi == MM_RESIDUAL) {
-			const float *res = f->res + (size_t)r * OC + c0;
-
-			for (size_t j = 0; j < w; j++)
-				y[j] = y[j] + res[j];
-		}
+		else if (f->epi == MM_RESIDUAL)
+			vadd_span(y, y, f->res + (size_t)r * OC + c0, w);
 	}
 }
 
@@ -216,23 +212,21 @@ static void
 mm_bias_part(void *arg, int part, int thread)
 {
 	const struct mm_bias *m = arg;
-	int	 c0 = (int)kpart_at(m->OC, m->parts, part);
-	int	 c1 = (int)kpart_at(m->OC, m->parts, part + 1);
+	size_t	 c0, c1;
 
 	(void)thread;
+	kpart_cols((size_t)m->OC, m->parts, part, &c0, &c1);
 	for (int n = 0; n < m->N; n++) {
-		const float *d = m->dy + (size_t)n * m->OC;
-		float	*p = m->pre != NULL ? m->pre + (size_t)n * m->OC : NULL;
+		const float *d = m->dy + (size_t)n * m->OC + c0;
+		float	*p = m->pre != NULL ? m->pre + (size_t)n * m->OC + c0 :
+			    NULL;
 
-		if (p != NULL)
-			for (int o = c0; o < c1; o++)
-				p[o] = gelu_grad(p[o], d[o]);
-		if (m->db == NULL)
-			continue;
-		if (p != NULL)
+		if (p != NULL) {
+			gelu_grad_span(p, p, d, c1 - c0);
 			d = p;
-		for (int o = c0; o < c1; o++)
-			m->db[o] += d[o];
+		}
+		if (m->db != NULL)
+			vadd_span(m->db + c0, m->db + c0, d, c1 - c0);
 	}
 }
 

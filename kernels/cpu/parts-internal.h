@@ -50,6 +50,23 @@ kpart_at(size_t n, int parts, int i)
 	return n * (size_t)i / (size_t)parts;
 }
 
+/* Columns a part of columns starts at a multiple of, so that its inner
+ * loops run in whole blocks of the vector code's (vmath-internal.h). */
+#define KPARTS_UNIT	16
+
+/* Columns [*c0, *c1) of part i of C columns cut in `parts`, whole units
+ * of KPARTS_UNIT but the last. */
+static inline void
+kpart_cols(size_t C, int parts, int i, size_t *c0, size_t *c1)
+{
+	size_t	 units = (C + KPARTS_UNIT - 1) / KPARTS_UNIT;
+
+	*c0 = kpart_at(units, parts, i) * KPARTS_UNIT;
+	*c1 = kpart_at(units, parts, i + 1) * KPARTS_UNIT;
+	*c0 = *c0 < C ? *c0 : C;
+	*c1 = *c1 < C ? *c1 : C;
+}
+
 /* One of several independent pieces of work that go to the pool as one
  * run (kparts_run): its parts and what runs each. */
 struct ktask {

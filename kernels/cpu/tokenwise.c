@@ -52,8 +52,7 @@ embed_fwd_part(void *arg, int part, int thread)
 		const float *w = e->wte + (size_t)e->tok[n] * e->C;
 		const float *p = e->wpe + (size_t)(n % e->T) * e->C;
 
-		for (int c = 0; c < e->C; c++)
-			o[c] = w[c] + p[c];
+		vadd_span(o, w, p, (size_t)e->C);
 	}
 }
 
@@ -73,19 +72,17 @@ static void
 embed_bwd_part(void *arg, int part, int thread)
 {
 	const struct tok_embed *e = arg;
-	int	 c0 = (int)kpart_at(e->C, e->parts, part);
-	int	 c1 = (int)kpart_at(e->C, e->parts, part + 1);
+	size_t	 c0, c1;
 
 	(void)thread;
+	kpart_cols((size_t)e->C, e->parts, part, &c0, &c1);
 	for (int n = 0; n < e->N; n++) {
-		const float *d = e->dout + (size_t)n * e->C;
-		float	*w = e->dwte + (size_t)e->tok[n] * e->C;
-		float	*p = e->dwpe + (size_t)(n % e->T) * e->C;
+		const float *d = e->dout + (size_t)n * e->C + c0;
+		float	*w = e->dwte + (size_t)e->tok[n] * e->C + c0;
+		float	*p = e->dwpe + (size_t)(n % e->T) * e->C + c0;
 
-		for (int c = c0; c < c1; c++) {
-			w[c] += d[c];
-			p[c] += d[c];
-		}
+		vadd_span(w, w, d, c1 - c0);
+		vadd_span(p, p, d, c1 - c0);
 	}
 }
 
@@ -106,6 +103,21 @@ struct tok_ln {
 	int		 N, C, row_parts, col_parts;
 };
 
+/* o = (x - m) s w + b over a row of C. */
+static void
+ln_norm_span(float *restrict o, const float *restrict x,
+    const float *restrict w, const float *restrict b, float m, float s,
+    int C)
+{
+	int	 c = 0;
+
+	for (; c + VMATH_BLOCK <= C; c += VMATH_BLOCK)
+		for (int k = 0; k < VMATH_BLOCK; k++)
+			o[c + k] = (x[c + k] - m) * s * w[c + k] + b[c + k];
+	for (; c < C; c++)
+		o[c] = (x[c] - m) * s * w[c] + b[c];
+}
+
 static void
 ln_fwd_part(void *arg, int part, int thread)
 {
@@ -115,20 +127,12 @@ ln_fwd_part(void *arg, int part, int thread)
 	(void)thread;
 	for (int n = (int)kpart_at(l->N, l->row_parts, part); n < n1; n++) {
 		const float *xr = l->x + (size_t)n * C;
-		float	*o = l->out + (size_t)n * C;
-		double	 m = 0, v = 0;
-		float	 fm, fs;
+		double	 m = vsum_d(xr, (size_t)C) / C;
+		double	 v = vsumsq_d(xr, m, (size_t)C) / C;
+		float	 fm = (float)m;
+		float	 fs = (float)(1.0 / sqrt(v + LAYERNORM_EPS));
 
-		for (int c = 0; c < C; c++)
-			m += xr[c];
-		m /= C;
-		for (int c = 0; c < C; c++)
-			v += (xr[c] - m) * (xr[c] - m);
-		v /= C;
-		fm = (float)m;
-		fs = (float)(1.0 / sqrt(v + LAYERNORM_EPS));
-		for (int c = 0; c < C; c++)
-			o[c] = (xr[c] - fm) * fs * l->w[c] + l->b[c];
+		ln_norm_span(l->out + (size_t)n * C, xr, l->w, l->b, fm, fs, C);
 		l->mean[n] = fm;
 		l->rstd[n] = fs;
 	}
@@ -144,36 +148,82 @@ layernorm_forward(struct pool *pool, float *out, float *mean, float *rstd,
 	pool_run(pool, l.row_parts, ln_fwd_part, &l);
 }
 
+/* One row's input gradient, added to dx. */
+static void
+ln_dx_row(float *restrict dx, const float *restrict x,
+    const float *restrict d, const float *restrict w, float m, float s,
+    int C)
+{
+	double	 acc[VMATH_BLOCK] = { 0 }, accn[VMATH_BLOCK] = { 0 };
+	double	 sum = 0, sumn = 0;
+	float	 dm, dnm;
+	int	 c = 0;
+
+	/* The mean of dnorm and of dnorm * norm, where dnorm is the
+	 * gradient at the normalised value: lanes, then the lanes in order,
+	 * then the tail. */
+	for (; c + VMATH_BLOCK <= C; c += VMATH_BLOCK)
+		for (int k = 0; k < VMATH_BLOCK; k++) {
+			float norm = (x[c + k] - m) * s, dn = w[c + k] * d[c + k];
+
+			acc[k] += dn;
+			accn[k] += dn * norm;
+		}
+	for (int k = 0; k < VMATH_BLOCK; k++) {
+		sum += acc[k];
+		sumn += accn[k];
+	}
+	for (; c < C; c++) {
+		float norm = (x[c] - m) * s, dn = w[c] * d[c];
+
+		sum += dn;
+		sumn += dn * norm;
+	}
+	dm = (float)(sum / C);
+	dnm = (float)(sumn / C);
+	for (c = 0; c + VMATH_BLOCK <= C; c += VMATH_BLOCK)
+		for (int k = 0; k < VMATH_BLOCK; k++) {
+			float norm = (x[c + k] - m) * s, dn = w[c + k] * d[c + k];
+
+			dx[c + k] += (dn - dm - norm * dnm) * s;
+		}
+	for (; c < C; c++) {
+		float norm = (x[c] - m) * s, dn = w[c] * d[c];
+
+		dx[c] += (dn - dm - norm * dnm) * s;
+	}
+}
+
 /* The input gradient of rows of a part. */
 static void
 ln_bwd_rows(void *arg, int part, int thread)
 {
 	const struct tok_ln *l = arg;
-	int	 C = l->C, n1 = (int)kpart_at(l->N, l->row_parts, part + 1);
+	size_t	 C = (size_t)l->C;
+	int	 n1 = (int)kpart_at(l->N, l->row_parts, part + 1);
 
 	(void)thread;
-	for (int n = (int)kpart_at(l->N, l->row_parts, part); n < n1; n++) {
-		const float *xr = l->x + (size_t)n * C, *d = l->dout +
-		    (size_t)n * C;
-		float	*dxr = l->dx + (size_t)n * C;
-		float	 m = l->cmean[n], s = l->crstd[n], dm, dnm;
-		double	 sum = 0, sumn = 0;
+	for (int n = (int)kpart_at(l->N, l->row_parts, part); n < n1; n++)
+		ln_dx_row(l->dx + n * C, l->x + n * C, l->dout + n * C, l->w,
+		    l->cmean[n], l->crstd[n], l->C);
+}
 
-		/* The mean of dnorm and of dnorm * norm, where dnorm is the
-		 * gradient at the normalised value. */
-		for (int c = 0; c < C; c++) {
-			float norm = (xr[c] - m) * s, dn = l->w[c] * d[c];
+/* One row's share of the weight's and the bias's gradients, columns
+ * [0, n) of it. */
+static void
+ln_wb_span(float *restrict dw, float *restrict db, const float *restrict x,
+    const float *restrict d, float m, float s, size_t n)
+{
+	size_t	 c = 0;
 
-			sum += dn;
-			sumn += dn * norm;
+	for (; c + VMATH_BLOCK <= n; c += VMATH_BLOCK)
+		for (int k = 0; k < VMATH_BLOCK; k++) {
+			db[c + k] += d[c + k];
+			dw[c + k] += (x[c + k] - m) * s * d[c + k];
 		}
-		dm = (float)(sum / C);
-		dnm = (float)(sumn / C);
-		for (int c = 0; c < C; c++) {
-			float norm = (xr[c] - m) * s, dn = l->w[c] * d[c];
-
-			dxr[c] += (dn - dm - norm * dnm) * s;
-		}
+	for (; c < n; c++) {
+		db[c] += d[c];
+		dw[c] += (x[c] - m) * s * d[c];
 	}
 }
 
@@ -183,22 +233,13 @@ static void
 ln_bwd_cols(void *arg, int part, int thread)
 {
 	const struct tok_ln *l = arg;
-	int	 C = l->C, c0 = (int)kpart_at(C, l->col_parts, part);
-	int	 c1 = (int)kpart_at(C, l->col_parts, part + 1);
+	size_t	 C = (size_t)l->C, c0, c1;
 
 	(void)thread;
-	for (int n = 0; n < l->N; n++) {
-		const float *xr = l->x + (size_t)n * C, *d = l->dout +
-		    (size_t)n * C;
-		float	 m = l->cmean[n], s = l->crstd[n];
-
-		for (int c = c0; c < c1; c++) {
-			float norm = (xr[c] - m) * s;
-
-			l->db[c] += d[c];
-			l->dw[c] += norm * d[c];
-		}
-	}
+	kpart_cols(C, l->col_parts, part, &c0, &c1);
+	for (int n = 0; n < l->N; n++)
+		ln_wb_span(l->dw + c0, l->db + c0, l->x + n * C + c0,
+		    l->dout + n * C + c0, l->cmean[n], l->crstd[n], c1 - c0);
 }
 
 void
@@ -260,21 +301,29 @@ gelu_forward(struct pool *pool, float *y, const float *x, size_t n)
 	tok_run(pool, &v, gelu_fwd_part);
 }
 
+/* dx += gelu'(x) dy over n floats. */
+static void
+gelu_bwd_span(float *restrict dx, const float *restrict x,
+    const float *restrict dy, size_t n)
+{
+	size_t	 i = 0;
+
+	for (; i + VMATH_BLOCK <= n; i += VMATH_BLOCK)
+		for (int j = 0; j < VMATH_BLOCK; j++)
+			dx[i + j] += gelu_grad(x[i + j], dy[i + j]);
+	for (; i < n; i++)
+		dx[i] += gelu_grad(x[i], dy[i]);
+}
+
 static void
 gelu_bwd_part(void *arg, int part, int thread)
 {
 	const struct tok_vec *v = arg;
-	float	*restrict dx = v->dx;
-	const float *restrict x = v->x, *restrict dy = v->dy;
-	size_t	 i, hi;
+	size_t	 lo, hi;
 
 	(void)thread;
-	tok_span(v, part, &i, &hi);
-	for (; i + VMATH_BLOCK <= hi; i += VMATH_BLOCK)
-		for (int j = 0; j < VMATH_BLOCK; j++)
-			dx[i + j] += gelu_grad(x[i + j], dy[i + j]);
-	for (; i < hi; i++)
-		dx[i] += gelu_grad(x[i], dy[i]);
+	tok_span(v, part, &lo, &hi);
+	gelu_bwd_span(v->dx + lo, v->x + lo, v->dy + lo, hi - lo);
 }
 
 void
@@ -294,8 +343,7 @@ residual_fwd_part(void *arg, int part, int thread)
 
 	(void)thread;
 	tok_span(v, part, &i, &hi);
-	for (; i < hi; i++)
-		v->y[i] = v->a[i] + v->b[i];
+	vadd_span(v->y + i, v->a + i, v->b + i, hi - i);
 }
 
 void
@@ -311,12 +359,10 @@ residual_forward(struct pool *pool, float *out, const float *a,
 static void
 tok_pass(float *dst, const float *src, size_t lo, size_t hi, int add)
 {
-	if (!add) {
+	if (add)
+		vadd_span(dst + lo, dst + lo, src + lo, hi - lo);
+	else
 		memcpy(dst + lo, src + lo, (hi - lo) * sizeof(float));
-		return;
-	}
-	for (size_t i = lo; i < hi; i++)
-		dst[i] += src[i];
 }
 
 static void
