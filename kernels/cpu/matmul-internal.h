@@ -17,7 +17,7 @@
 
 /* Rows (or columns) of a GEMM's part, at least: below this OpenBLAS's
  * packing and call overheads start to show (a tenth lost at 128). */
-#define KGEMM_GRAIN	256
+#define KGEMM_GRAIN	512
 
 /* C[M,N] = alpha op(A)[M,K] op(B)[K,N] + beta C, row-major; ta and tb
  * say whether A and B are transposed. */

@@ -20,8 +20,8 @@
 #include "kernels/cpu/matmul-internal.h"
 #include "kernels/cpu/vmath-internal.h"
 
-/* Columns of a part of a bias's gradient. */
-#define MM_BIAS_COLS	64
+/* Columns of a part of a bias's gradient, at least: a page of a row. */
+#define MM_BIAS_COLS	1024
 
 /* The count behind transformer_gemm_seconds, in nanoseconds. */
 static atomic_int	 kgemm_counting;
@@ -140,7 +140,7 @@ struct mm_fwd {
 };
 
 /* One block of a projection: the bias, the GEMM onto it, the epilogue. */
-static void
+VMATH_CLONES static void
 mm_fwd_part(void *arg, int part, int thread)
 {
 	const struct mm_fwd *f = arg;
@@ -206,9 +206,11 @@ struct mm_bias {
 	int		 N, OC, parts;
 };
 
-/* db over columns of a part, rows in order; with pre, the gradient
- * through GELU first, written over pre. */
-static void
+/* db over a strip of columns of a part, rows in order, as the serial
+ * loop adds them.  The strips are wide (MM_BIAS_COLS): a narrow one would
+ * read a little of every row's page, which the prefetchers do not
+ * follow. */
+VMATH_CLONES static void
 mm_bias_part(void *arg, int part, int thread)
 {
 	const struct mm_bias *m = arg;
@@ -216,24 +218,23 @@ mm_bias_part(void *arg, int part, int thread)
 
 	(void)thread;
 	kpart_cols((size_t)m->OC, m->parts, part, &c0, &c1);
-	for (int n = 0; n < m->N; n++) {
-		const float *d = m->dy + (size_t)n * m->OC + c0;
-		float	*p = m->pre != NULL ? m->pre + (size_t)n * m->OC + c0 :
-			    NULL;
-
-		if (p != NULL) {
-			gelu_grad_span(p, p, d, c1 - c0);
-			d = p;
-		}
-		if (m->db != NULL)
-			vadd_span(m->db + c0, m->db + c0, d, c1 - c0);
-	}
+	for (int n = 0; n < m->N; n++)
+		vadd_span(m->db + c0, m->db + c0, m->dy + (size_t)n * m->OC + c0,
+		    c1 - c0);
 }
 
-static int
-mm_bias_parts(int N, int OC)
+/* The gradient through GELU over rows of a part, written over pre. */
+VMATH_CLONES static void
+mm_dgelu_part(void *arg, int part, int thread)
 {
-	return kparts_cols((size_t)N, (size_t)OC, MM_BIAS_COLS);
+	const struct mm_bias *m = arg;
+	size_t	 OC = (size_t)m->OC;
+	size_t	 r0 = kpart_at((size_t)m->N, m->parts, part);
+	size_t	 r1 = kpart_at((size_t)m->N, m->parts, part + 1);
+
+	(void)thread;
+	gelu_grad_span(m->pre + r0 * OC, m->pre + r0 * OC, m->dy + r0 * OC,
+	    (r1 - r0) * OC);
 }
 
 void
@@ -248,14 +249,16 @@ matmul_backward(struct pool *pool, float *dx, float *dw, float *db,
 	    .ldb = OC, .ldc = OC, .alpha = 1.0f, .beta = 1.0f, .A = x, .B = dy,
 	    .C = dw };
 	struct mm_bias	 mb = { .db = db, .dy = dy, .N = N, .OC = OC,
-	    .parts = mm_bias_parts(N, OC) };
+	    .parts = kparts_cols((size_t)N, (size_t)OC, MM_BIAS_COLS) };
 	struct ktask	 t[3];
 
-	t[0] = kgemm_task(&gx);
+	/* The bias's few parts first, so that they run beside the GEMMs'
+	 * instead of after them. */
+	t[0] = (struct ktask){ db != NULL ? mb.parts : 0, mm_bias_part, &mb };
+	t[1] = kgemm_task(&gx);
 	if (dx == NULL)
-		t[0].parts = 0;
-	t[1] = kgemm_task(&gw);
-	t[2] = (struct ktask){ db != NULL ? mb.parts : 0, mm_bias_part, &mb };
+		t[1].parts = 0;
+	t[2] = kgemm_task(&gw);
 	kparts_run(pool, t, 3);
 }
 
@@ -264,11 +267,11 @@ matmul_gelu_backward(struct pool *pool, float *dx, float *dw, float *db,
     const float *dy, float *pre, const float *x, const float *w, int N,
     int C, int OC)
 {
-	struct mm_bias	 mb = { .db = db, .pre = pre, .dy = dy, .N = N,
-	    .OC = OC, .parts = mm_bias_parts(N, OC) };
+	struct mm_bias	 mg = { .pre = pre, .dy = dy, .N = N, .OC = OC,
+	    .parts = kparts((size_t)N * OC, KPARTS_GRAIN) };
 
-	pool_run(pool, mb.parts, mm_bias_part, &mb);
-	matmul_backward(pool, dx, dw, NULL, pre, x, w, N, C, OC);
+	pool_run(pool, mg.parts, mm_dgelu_part, &mg);
+	matmul_backward(pool, dx, dw, db, pre, x, w, N, C, OC);
 }
 
 void

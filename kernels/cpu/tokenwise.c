@@ -15,9 +15,10 @@
 #include "kernels/cpu/parts-internal.h"
 #include "kernels/cpu/vmath-internal.h"
 
-/* Columns of a part that sums over rows: a cache line's worth at least,
- * and enough rows' worth of work. */
-#define TOK_COLS	64
+/* Columns of a part that sums over rows, at least: a page of a row, so
+ * that a part reads whole pages (a narrow strip of every row's page is
+ * more than the prefetchers follow). */
+#define TOK_COLS	1024
 
 /* Parts of N rows of C floats. */
 static int
@@ -104,7 +105,7 @@ struct tok_ln {
 };
 
 /* o = (x - m) s w + b over a row of C. */
-static void
+VMATH_INLINE void
 ln_norm_span(float *restrict o, const float *restrict x,
     const float *restrict w, const float *restrict b, float m, float s,
     int C)
@@ -118,7 +119,7 @@ ln_norm_span(float *restrict o, const float *restrict x,
 		o[c] = (x[c] - m) * s * w[c] + b[c];
 }
 
-static void
+VMATH_CLONES static void
 ln_fwd_part(void *arg, int part, int thread)
 {
 	const struct tok_ln *l = arg;
@@ -149,7 +150,7 @@ layernorm_forward(struct pool *pool, float *out, float *mean, float *rstd,
 }
 
 /* One row's input gradient, added to dx. */
-static void
+VMATH_INLINE void
 ln_dx_row(float *restrict dx, const float *restrict x,
     const float *restrict d, const float *restrict w, float m, float s,
     int C)
@@ -195,7 +196,7 @@ ln_dx_row(float *restrict dx, const float *restrict x,
 }
 
 /* The input gradient of rows of a part. */
-static void
+VMATH_CLONES static void
 ln_bwd_rows(void *arg, int part, int thread)
 {
 	const struct tok_ln *l = arg;
@@ -210,7 +211,7 @@ ln_bwd_rows(void *arg, int part, int thread)
 
 /* One row's share of the weight's and the bias's gradients, columns
  * [0, n) of it. */
-static void
+VMATH_INLINE void
 ln_wb_span(float *restrict dw, float *restrict db, const float *restrict x,
     const float *restrict d, float m, float s, size_t n)
 {
@@ -229,7 +230,7 @@ ln_wb_span(float *restrict dw, float *restrict db, const float *restrict x,
 
 /* The weight's and the bias's gradients over columns of a part, rows in
  * order. */
-static void
+VMATH_CLONES static void
 ln_bwd_cols(void *arg, int part, int thread)
 {
 	const struct tok_ln *l = arg;
@@ -250,9 +251,11 @@ layernorm_backward(struct pool *pool, float *dx, float *dw, float *db,
 	struct tok_ln l = { .dx = dx, .dw = dw, .db = db, .dout = dout,
 	    .x = x, .w = w, .cmean = mean, .crstd = rstd, .N = N, .C = C,
 	    .row_parts = tok_row_parts(N, C), .col_parts = tok_col_parts(N, C) };
+	/* The columns' few parts first, beside the rows' instead of
+	 * after them. */
 	struct ktask t[2] = {
-		{ l.row_parts, ln_bwd_rows, &l },
 		{ l.col_parts, ln_bwd_cols, &l },
+		{ l.row_parts, ln_bwd_rows, &l },
 	};
 
 	kparts_run(pool, t, 2);
@@ -282,7 +285,7 @@ tok_run(struct pool *pool, struct tok_vec *v, pool_fn *fn)
 	pool_run(pool, v->parts, fn, v);
 }
 
-static void
+VMATH_CLONES static void
 gelu_fwd_part(void *arg, int part, int thread)
 {
 	const struct tok_vec *v = arg;
@@ -302,7 +305,7 @@ gelu_forward(struct pool *pool, float *y, const float *x, size_t n)
 }
 
 /* dx += gelu'(x) dy over n floats. */
-static void
+VMATH_INLINE void
 gelu_bwd_span(float *restrict dx, const float *restrict x,
     const float *restrict dy, size_t n)
 {
@@ -315,7 +318,7 @@ gelu_bwd_span(float *restrict dx, const float *restrict x,
 		dx[i] += gelu_grad(x[i], dy[i]);
 }
 
-static void
+VMATH_CLONES static void
 gelu_bwd_part(void *arg, int part, int thread)
 {
 	const struct tok_vec *v = arg;

@@ -63,8 +63,8 @@ void	matmul_backward(struct pool *, float *dx, float *dw, float *db,
 void	matmul_gelu_forward(struct pool *, float *y, float *pre,
 	    const float *x, const float *w, const float *b, int N, int C,
 	    int OC);
-/* Its backward: pre is overwritten with the gradient at it (the bias's
- * taken in the same pass), then as matmul_backward. */
+/* Its backward: pre is overwritten with the gradient at it, then as
+ * matmul_backward. */
 void	matmul_gelu_backward(struct pool *, float *dx, float *dw, float *db,
 	    const float *dy, float *pre, const float *x, const float *w, int N,
 	    int C, int OC);

@@ -1,13 +1,13 @@
 /*
  * test-gpt-threads.c: the gpt trains to the same bits on one thread and
  * on two (issue 26's check 3).  A GPT-2 of 2 layers, 4 heads, 128
- * channels and a context of 96 (attention's blocks of 64 queries: a
- * whole one and a part one), batch 4, takes 4 AdamW steps with OpenBLAS
+ * channels and a context of 96 (attention's blocks of 32 queries: three
+ * of them), batch 4, takes 4 AdamW steps with OpenBLAS
  * and the model's pool at 1 thread, then again at 2: every step's loss
  * and the final parameters must be equal to the bit.  The shapes are
  * large enough that each kernel cuts its work into several parts (384
- * rows of 128: LayerNorm's 3, AdamW's a dozen, two heads and two blocks
- * of attention a sample), so the second run spreads them over both
+ * rows of 128: LayerNorm's 3, AdamW's a dozen, four heads and three
+ * blocks of attention a sample), so the second run spreads them over both
  * threads (test-pool.c shows that a pool of two runs parts at once).  No
  * tolerance: the kernels cut by shape, never by thread, and sum across
  * parts in part order (kernels/cpu/parts-internal.h).
