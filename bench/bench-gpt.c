@@ -12,7 +12,9 @@
  *   L: GPT-2 124M at its full context, T=1024, B=1  1 thread
  *
  * Each hunter measurement runs in a child process of its own (fork), so
- * its peak RSS is the shape's alone.  The MFU is the model's FLOPs a
+ * its peak RSS is the shape's alone.  Shape S is measured three times,
+ * hunter and torch in turn, and each side's best is shown: on a shared
+ * machine another process's burst lands on one run, not on all three.  The MFU is the model's FLOPs a
  * second over cblas_sgemm's rate measured in this run at the same
  * threads (2048 x 2048, the best of a second), so both see the same
  * machine; the peak `hunter bench sgemm` cached is printed beside it.
@@ -46,12 +48,13 @@
 struct gpt_shape {
 	const char	*name;
 	int		 L, H, C, T, V, B, steps, max_threads;
+	int		 reps;		/* hunter, torch, ... alternately */
 };
 
 static const struct gpt_shape gpt_shapes[] = {
-	{ "S", 4, 4, 256, 128, 256, 8, 5, 2 },
-	{ "M", 12, 12, 768, 128, 50257, 4, 2, 2 },
-	{ "L", 12, 12, 768, 1024, 50257, 1, 2, 1 },
+	{ "S", 4, 4, 256, 128, 256, 8, 5, 2, 3 },
+	{ "M", 12, 12, 768, 128, 50257, 4, 2, 2, 1 },
+	{ "L", 12, 12, 768, 1024, 50257, 1, 2, 1, 1 },
 };
 
 /* What one side measured. */
@@ -240,8 +243,17 @@ gpt_row(const struct gpt_shape *s, int th, double rate)
 
 	bench_gpt_spec(&job, s->L, s->H, s->C, s->T, s->V);
 	flops = spec_model_kind(MODEL_GPT)->flops_per_sample(&job) * s->B;
-	gpt_hunter(s, th, &h);
-	gpt_torch(s, th, &t);
+	h.ms = t.ms = -1;
+	for (int r = 0; r < s->reps; r++) {
+		struct gpt_result hr = { 0 }, tr = { 0 };
+
+		gpt_hunter(s, th, &hr);
+		gpt_torch(s, th, &tr);
+		if (hr.ms > 0 && (h.ms <= 0 || hr.ms < h.ms))
+			h = hr;
+		if (tr.ms > 0 && (t.ms <= 0 || tr.ms < t.ms))
+			t = tr;
+	}
 	if (h.ms <= 0) {
 		printf("  %-5s %-7d hunter's step did not run\n", s->name, th);
 		return;

@@ -43,8 +43,8 @@ attn_bwd(const struct layer *l, const struct layer_io *io)
 {
 	if (io->din[0] == NULL)
 		return;
-	layer_din_begin(l, io, 0, l->in_size);
-	attention_backward(io->pool, io->din[0], io->dout, io->in[0],
+	attention_backward(io->pool, io->din[0], (l->din_add & 1u) != 0,
+	    io->dout, io->in[0],
 	    io->aux, io->workspace, io->B, l->out_dim[0], l->out_dim[1],
 	    l->args.heads);
 }

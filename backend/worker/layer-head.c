@@ -40,8 +40,8 @@ head_fwd(const struct layer *l, const struct layer_io *io)
 static void
 head_bwd(const struct layer *l, const struct layer_io *io)
 {
-	layer_din_begin(l, io, 0, l->in_size);
-	head_backward(io->pool, io->din[0], io->grads + l->param[0], io->dout,
+	head_backward(io->pool, io->din[0], (l->din_add & 1u) != 0,
+	    io->grads + l->param[0], io->dout,
 	    io->in[0], io->params + l->param[0], io->B * l->in_dim[0],
 	    l->in_dim[1], l->out_dim[1]);
 }

@@ -83,16 +83,18 @@ proj_bwd(const struct layer *l, const struct layer_io *io)
 	float	*db = io->grads + l->param[PROJ_B];
 	int	 N = io->B * l->in_dim[0], C = l->in_dim[1], OC = l->out_dim[1];
 
-	if (io->din[0] != NULL)
-		layer_din_begin(l, io, 0, l->in_size);
+	int	 add = (l->din_add & 1u) != 0;
+
+	/* The input's gradient comes out of the GEMM: written, or added
+	 * where another reader wrote it first. */
 	if (l->n_src == 2 && io->din[1] != NULL)
 		grad_pass(io->pool, io->din[1], io->dout, (size_t)N * OC,
 		    (l->din_add & 2u) != 0);
 	if (l->args.gelu)
-		matmul_gelu_backward(io->pool, io->din[0], dw, db, io->dout,
-		    io->aux, io->in[0], w, N, C, OC);
+		matmul_gelu_backward(io->pool, io->din[0], add, dw, db,
+		    io->dout, io->aux, io->in[0], w, N, C, OC);
 	else
-		matmul_backward(io->pool, io->din[0], dw, db, io->dout,
+		matmul_backward(io->pool, io->din[0], add, dw, db, io->dout,
 		    io->in[0], w, N, C, OC);
 }
 

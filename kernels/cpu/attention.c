@@ -50,6 +50,7 @@ struct att_job {
 	float		*out, *stats, *dqkv, *ws;
 	const float	*qkv, *dout, *cstats;
 	int		 B, T, C, H, blocks;
+	int		 add;		/* backward: add to dqkv, not set */
 };
 
 /* The maximum of s[0..n). */
@@ -213,6 +214,12 @@ att_bwd_part(void *arg, int part, int thread)
 	float	*p = j->ws + (size_t)thread * 2 * QB * T, *dp = p + QB * T;
 	float	 scale = 1.0f / sqrtf((float)d);
 
+	/* The head's slice of dqkv, zeroed by its own part. */
+	if (!j->add)
+		for (int t = 0; t < T; t++)
+			for (int s = 0; s < 3; s++)
+				memset(dq + (size_t)t * ld + s * C, 0,
+				    (size_t)d * sizeof *dq);
 	for (int blk = 0; blk < j->blocks; blk++) {
 		int	 i0 = blk * QB, R = T - i0 < QB ? T - i0 : QB;
 		int	 J = i0 + R;
@@ -232,12 +239,13 @@ att_bwd_part(void *arg, int part, int thread)
 }
 
 void
-attention_backward(struct pool *pool, float *dqkv, const float *dout,
-    const float *qkv, const float *stats, float *ws, int B, int T, int C,
-    int H)
+attention_backward(struct pool *pool, float *dqkv, int add,
+    const float *dout, const float *qkv, const float *stats, float *ws,
+    int B, int T, int C, int H)
 {
 	struct att_job j = { .dqkv = dqkv, .dout = dout, .qkv = qkv,
-	    .cstats = stats, .ws = ws, .B = B, .T = T, .C = C, .H = H };
+	    .cstats = stats, .ws = ws, .B = B, .T = T, .C = C, .H = H,
+	    .add = add };
 
 	j.blocks = (T + att_block(T) - 1) / att_block(T);
 	pool_run(pool, B * H, att_bwd_part, &j);

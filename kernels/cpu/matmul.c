@@ -238,13 +238,13 @@ mm_dgelu_part(void *arg, int part, int thread)
 }
 
 void
-matmul_backward(struct pool *pool, float *dx, float *dw, float *db,
+matmul_backward(struct pool *pool, float *dx, int add, float *dw, float *db,
     const float *dy, const float *x, const float *w, int N, int C, int OC)
 {
-	/* dx += dy w^T; dw += x^T dy; db += the column sums of dy. */
+	/* dx += dy w^T (or =); dw += x^T dy; db += the column sums of dy. */
 	struct kgemm_job gx = { .tb = 1, .M = N, .N = C, .K = OC, .lda = OC,
-	    .ldb = OC, .ldc = C, .alpha = 1.0f, .beta = 1.0f, .A = dy, .B = w,
-	    .C = dx };
+	    .ldb = OC, .ldc = C, .alpha = 1.0f, .beta = add ? 1.0f : 0.0f,
+	    .A = dy, .B = w, .C = dx };
 	struct kgemm_job gw = { .ta = 1, .M = C, .N = OC, .K = N, .lda = C,
 	    .ldb = OC, .ldc = OC, .alpha = 1.0f, .beta = 1.0f, .A = x, .B = dy,
 	    .C = dw };
@@ -263,15 +263,15 @@ matmul_backward(struct pool *pool, float *dx, float *dw, float *db,
 }
 
 void
-matmul_gelu_backward(struct pool *pool, float *dx, float *dw, float *db,
-    const float *dy, float *pre, const float *x, const float *w, int N,
-    int C, int OC)
+matmul_gelu_backward(struct pool *pool, float *dx, int add, float *dw,
+    float *db, const float *dy, float *pre, const float *x, const float *w,
+    int N, int C, int OC)
 {
 	struct mm_bias	 mg = { .pre = pre, .dy = dy, .N = N, .OC = OC,
 	    .parts = kparts((size_t)N * OC, KPARTS_GRAIN) };
 
 	pool_run(pool, mg.parts, mm_dgelu_part, &mg);
-	matmul_backward(pool, dx, dw, db, pre, x, w, N, C, OC);
+	matmul_backward(pool, dx, add, dw, db, pre, x, w, N, C, OC);
 }
 
 void
@@ -286,14 +286,14 @@ head_forward(struct pool *pool, float *logits, const float *x,
 }
 
 void
-head_backward(struct pool *pool, float *dx, float *dwte,
+head_backward(struct pool *pool, float *dx, int add, float *dwte,
     const float *dlogits, const float *x, const float *wte, int N, int C,
     int V)
 {
-	/* dx += dlogits wte; dwte += dlogits^T x. */
+	/* dx += dlogits wte (or =); dwte += dlogits^T x. */
 	struct kgemm_job gx = { .M = N, .N = C, .K = V, .lda = V, .ldb = C,
-	    .ldc = C, .alpha = 1.0f, .beta = 1.0f, .A = dlogits, .B = wte,
-	    .C = dx };
+	    .ldc = C, .alpha = 1.0f, .beta = add ? 1.0f : 0.0f, .A = dlogits,
+	    .B = wte, .C = dx };
 	struct kgemm_job gw = { .ta = 1, .M = V, .N = C, .K = N, .lda = V,
 	    .ldb = C, .ldc = C, .alpha = 1.0f, .beta = 1.0f, .A = dlogits,
 	    .B = x, .C = dwte };

@@ -20,7 +20,9 @@
  * gradients are ACCUMULATED (+=).  Every activation of a transformer feeds
  * more than one place (the residual stream runs past each block), so the
  * caller zeroes the activation gradients once per backward pass, as it
- * zeroes the parameter gradients once per step.
+ * zeroes the parameter gradients once per step; the kernels whose input
+ * gradient comes out of a GEMM (the projections, the head, attention)
+ * take `add`, and with 0 write it instead, sparing that pass.
  */
 #ifndef HUNTER_TRANSFORMER_H
 #define HUNTER_TRANSFORMER_H
@@ -52,11 +54,12 @@ void	layernorm_backward(struct pool *, float *dx, float *dw, float *db,
 /* y[N,OC] = x[N,C] w[C,OC] + b[OC]; b may be NULL. */
 void	matmul_forward(struct pool *, float *y, const float *x,
 	    const float *w, const float *b, int N, int C, int OC);
-/* dx += dy w^T (skipped when dx is NULL); dw += x^T dy; db += the column
- * sums of dy (skipped when db is NULL). */
-void	matmul_backward(struct pool *, float *dx, float *dw, float *db,
-	    const float *dy, const float *x, const float *w, int N, int C,
-	    int OC);
+/* dx += dy w^T, or with add 0 dx = dy w^T (dx NULL: skipped); dw += x^T
+ * dy; db += the column sums of dy (skipped when db is NULL).  Writing
+ * saves the caller a pass to zero dx, and each part sets its own rows. */
+void	matmul_backward(struct pool *, float *dx, int add, float *dw,
+	    float *db, const float *dy, const float *x, const float *w, int N,
+	    int C, int OC);
 /* y[N,OC] = GELU(x w + b), with x w + b kept in pre[N,OC] for the
  * backward pass: the MLP's first projection and its activation, the
  * GELU taken block by block while the GEMM's result is in cache. */
@@ -65,9 +68,9 @@ void	matmul_gelu_forward(struct pool *, float *y, float *pre,
 	    int OC);
 /* Its backward: pre is overwritten with the gradient at it, then as
  * matmul_backward. */
-void	matmul_gelu_backward(struct pool *, float *dx, float *dw, float *db,
-	    const float *dy, float *pre, const float *x, const float *w, int N,
-	    int C, int OC);
+void	matmul_gelu_backward(struct pool *, float *dx, int add, float *dw,
+	    float *db, const float *dy, float *pre, const float *x,
+	    const float *w, int N, int C, int OC);
 /* y[N,OC] = res + x w + b: a projection that ends on the residual
  * stream, res[N,OC] added to each block as it is made.  Its backward is
  * matmul_backward, and the stream's gradient is dy (grad_pass). */
@@ -79,8 +82,8 @@ void	matmul_residual_forward(struct pool *, float *y, const float *x,
  * wte[V,C]^T. */
 void	head_forward(struct pool *, float *logits, const float *x,
 	    const float *wte, int N, int C, int V);
-/* dx += dlogits wte; dwte += dlogits^T x. */
-void	head_backward(struct pool *, float *dx, float *dwte,
+/* dx += dlogits wte (add 0: dx =); dwte += dlogits^T x. */
+void	head_backward(struct pool *, float *dx, int add, float *dwte,
 	    const float *dlogits, const float *x, const float *wte, int N,
 	    int C, int V);
 
@@ -96,9 +99,9 @@ void	head_backward(struct pool *, float *dx, float *dwte,
 size_t	attention_workspace(int T, int threads);
 void	attention_forward(struct pool *, float *out, float *stats, float *ws,
 	    const float *qkv, int B, int T, int C, int H);
-void	attention_backward(struct pool *, float *dqkv, const float *dout,
-	    const float *qkv, const float *stats, float *ws, int B, int T,
-	    int C, int H);
+void	attention_backward(struct pool *, float *dqkv, int add,
+	    const float *dout, const float *qkv, const float *stats, float *ws,
+	    int B, int T, int C, int H);
 
 /* GELU, the tanh form GPT-2 uses. */
 void	gelu_forward(struct pool *, float *y, const float *x, size_t n);

@@ -274,7 +274,7 @@ cuda_matmul_backward(float *dx, float *dw, float *db, const float *dy,
 {
 	(void)s;
 	mock_cuda_calls++;
-	matmul_backward(NULL, dx, dw, db, dy, x, w, N, C, OC);
+	matmul_backward(NULL, dx, 1, dw, db, dy, x, w, N, C, OC);
 	return 0;
 }
 
@@ -294,7 +294,7 @@ cuda_head_backward(float *dx, float *dwte, const float *dlogits,
 {
 	(void)s;
 	mock_cuda_calls++;
-	head_backward(NULL, dx, dwte, dlogits, x, wte, N, C, V);
+	head_backward(NULL, dx, 1, dwte, dlogits, x, wte, N, C, V);
 	return 0;
 }
 
@@ -340,7 +340,7 @@ cuda_attention_backward(float *dqkv, const float *dout, const float *qkv,
 		fprintf(stderr, "mock-cuda: attention at T %d\n", T);
 		abort();
 	}
-	attention_backward(NULL, dqkv, dout, qkv, att, hws, B, T, C, H);
+	attention_backward(NULL, dqkv, 1, dout, qkv, att, hws, B, T, C, H);
 	free(hws);
 	return 0;
 }

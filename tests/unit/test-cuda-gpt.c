@@ -277,7 +277,7 @@ tg_dense_case(int N, int C, int OC, int head)
 		head_forward(NULL, y, x, w, N, C, OC);
 		OK(cuda_head_forward(d_y, d_x, d_w, N, C, OC, NULL));
 		check(d_y, y, ny, kf, kf, what);
-		head_backward(NULL, dx, dw, dy, x, w, N, C, OC);
+		head_backward(NULL, dx, 1, dw, dy, x, w, N, C, OC);
 		OK(cuda_head_backward(d_dx, d_dw, d_dy, d_x, d_w, N, C, OC,
 		    NULL));
 		check(d_dx, dx, nx, kb, kb, "  dx");
@@ -289,14 +289,14 @@ tg_dense_case(int N, int C, int OC, int head)
 		matmul_forward(NULL, y, x, w, NULL, N, C, OC);
 		OK(cuda_matmul_forward(d_y, d_x, d_w, NULL, N, C, OC, NULL));
 		check(d_y, y, ny, kf, kf, "  no bias");
-		matmul_backward(NULL, dx, dw, db, dy, x, w, N, C, OC);
+		matmul_backward(NULL, dx, 1, dw, db, dy, x, w, N, C, OC);
 		OK(cuda_matmul_backward(d_dx, d_dw, d_db, d_dy, d_x, d_w, N, C,
 		    OC, NULL));
 		check(d_dx, dx, nx, kb, kb, "  dx");
 		check(d_dw, dw, nw, kw, kw, "  dw");
 		SAME(d_db, db, OC, "  db");
 		/* No dx, no db: dw alone, accumulated again. */
-		matmul_backward(NULL, NULL, dw, NULL, dy, x, w, N, C, OC);
+		matmul_backward(NULL, NULL, 1, dw, NULL, dy, x, w, N, C, OC);
 		OK(cuda_matmul_backward(NULL, d_dw, NULL, d_dy, d_x, d_w, N, C,
 		    OC, NULL));
 		check(d_dw, dw, nw, 2 * kw, 2 * kw, "  dw alone");
@@ -362,7 +362,7 @@ t_attention(void **state)
 		check(d_out, out, no, 2e-7 * rt, 2e-7 * rt, what);
 		/* Each side's backward from what its forward kept: the CPU's
 		 * statistics, the device's probabilities. */
-		attention_backward(NULL, dqkv, dout, qkv, stats, hws, B, T, C,
+		attention_backward(NULL, dqkv, 1, dout, qkv, stats, hws, B, T, C,
 		    H);
 		OK(cuda_attention_backward(d_dqkv, d_dout, d_qkv, d_att, d_ws,
 		    B, T, C, H, NULL));

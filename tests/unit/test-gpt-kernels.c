@@ -109,6 +109,19 @@ gk_check_grad(const char *what, const float *got, const float *base,
 	assert_true(w < GK_TOL);
 }
 
+/* A gradient written (add 0) over a buffer of NaNs equals, element for
+ * element, the same gradient added (add 1) to zeros. */
+static void
+gk_check_set(const char *what, const float *set, const float *added,
+    size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!(set[i] == added[i]))
+			fail_msg("%s written: [%zu] %g, added to 0: %g", what, i,
+			    set[i], added[i]);
+	printf("  %-18s written as it is added\n", what);
+}
+
 /* The shared state of the double references. */
 static double	 d_x[GK_MAX], d_w[GK_MAX], d_b[GK_MAX], d_r[GK_MAX];
 static double	 d_y[GK_MAX];
@@ -252,7 +265,7 @@ t_matmul(void **state)
 	matmul_forward(NULL, y, x, w, b, GK_N, GK_C, GK_OC);
 	ref_matmul();
 	assert_true(gk_worst(y, d_y, GK_N * GK_OC) < 1e-5);
-	matmul_backward(NULL, dx, dw, db, r, x, w, GK_N, GK_C, GK_OC);
+	matmul_backward(NULL, dx, 1, dw, db, r, x, w, GK_N, GK_C, GK_OC);
 	gk_check_grad("matmul dx", dx, bx, ref_matmul, d_x, GK_N * GK_C);
 	gk_check_grad("matmul dw", dw, bw, ref_matmul, d_w, GK_C * GK_OC);
 	gk_check_grad("matmul db", db, bb, ref_matmul, d_b, GK_OC);
@@ -261,6 +274,13 @@ t_matmul(void **state)
 	memset(d_b, 0, GK_OC * sizeof *d_b);
 	ref_matmul();
 	assert_true(gk_worst(y, d_y, GK_N * GK_OC) < 1e-5);
+	for (int i = 0; i < GK_N * GK_C; i++) {
+		bx[i] = NAN;
+		dx[i] = 0;
+	}
+	matmul_backward(NULL, bx, 0, dw, NULL, r, x, w, GK_N, GK_C, GK_OC);
+	matmul_backward(NULL, dx, 1, dw, NULL, r, x, w, GK_N, GK_C, GK_OC);
+	gk_check_set("matmul dx", bx, dx, GK_N * GK_C);
 }
 
 /* --- tied head: logits = x wte^T: d_x [N, C], d_w [V, C] --- */
@@ -298,9 +318,16 @@ t_head(void **state)
 	head_forward(NULL, y, x, wte, GK_N, GK_C, GK_V);
 	ref_head();
 	assert_true(gk_worst(y, d_y, GK_N * GK_V) < 1e-5);
-	head_backward(NULL, dx, dw, r, x, wte, GK_N, GK_C, GK_V);
+	head_backward(NULL, dx, 1, dw, r, x, wte, GK_N, GK_C, GK_V);
 	gk_check_grad("head dx", dx, bx, ref_head, d_x, GK_N * GK_C);
 	gk_check_grad("head dwte", dw, bw, ref_head, d_w, GK_V * GK_C);
+	for (int i = 0; i < GK_N * GK_C; i++) {
+		bx[i] = NAN;
+		dx[i] = 0;
+	}
+	head_backward(NULL, bx, 0, dw, r, x, wte, GK_N, GK_C, GK_V);
+	head_backward(NULL, dx, 1, dw, r, x, wte, GK_N, GK_C, GK_V);
+	gk_check_set("head dx", bx, dx, GK_N * GK_C);
 }
 
 /*
@@ -380,12 +407,19 @@ gk_attention_case(int B, int T, int C, int H)
 	printf("  attention B%d T%d C%d H%d: out worst relative error %.2e\n",
 	    B, T, C, H, gk_worst(out, ga_y, no));
 	assert_true(gk_worst(out, ga_y, no) < 1e-4);
-	attention_backward(NULL, dqkv, r, qkv, stats, ws, B, T, C, H);
+	attention_backward(NULL, dqkv, 1, r, qkv, stats, ws, B, T, C, H);
 	gk_numeric(ref_attention, ga_x, nq, num);
 	for (size_t i = 0; i < nq; i++)
 		w = fmax(w, gk_rel(dqkv[i] - base[i], num[i]));
 	printf("  attention dqkv     worst relative error %.2e\n", w);
 	assert_true(w < GK_TOL);
+	for (size_t i = 0; i < nq; i++) {
+		base[i] = NAN;
+		dqkv[i] = 0;
+	}
+	attention_backward(NULL, base, 0, r, qkv, stats, ws, B, T, C, H);
+	attention_backward(NULL, dqkv, 1, r, qkv, stats, ws, B, T, C, H);
+	gk_check_set("attention dqkv", base, dqkv, nq);
 	free(qkv); free(dqkv); free(base); free(out); free(r); free(stats);
 	free(ws); free(junk); free(num); free(ga_x); free(ga_y); free(ga_r);
 }
