@@ -23,7 +23,8 @@
 /* Columns of a part of a bias's gradient, at least: a page of a row. */
 #define MM_BIAS_COLS	1024
 
-/* The count behind transformer_gemm_seconds, in nanoseconds. */
+/* The count behind transformer_gemm_seconds, in nanoseconds: the one
+ * piece of state of the kernels, off unless a benchmark turns it on. */
 static atomic_int	 kgemm_counting;
 static atomic_llong	 kgemm_ns;
 

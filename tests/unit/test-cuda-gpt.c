@@ -23,7 +23,8 @@
  *   keeps no T * T buffer): some 20 times the CPU's own error against a
  *   double-precision reference at these sizes;
  *   vocabulary cross-entropy: the loss sum within 1e-6 (N + |cpu|), the
- *   gradient within 2e-6 |cpu| + 2e-6 scale (CUDA's expf, 2 ulp), and
+ *   gradient within 2e-6 |cpu| + 2e-6 scale (CUDA's expf, 2 ulp; the
+ *   CPU's vexp, 4), and
  *   with scale 0 the logits left as they were, bit for bit.
  *
  * Without a CUDA device every test calls skip() and the program exits
