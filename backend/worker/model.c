@@ -315,6 +315,11 @@ model_build(const struct model_type *type, const struct job_spec *job,
 	m->pool = pool_get(openblas_get_num_threads());
 	type->build(m, job);
 	model_wire(m);
+	/* A model whose layers do not run on it needs no threads. */
+	if (!m->pooled) {
+		pool_put(m->pool);
+		m->pool = NULL;
+	}
 	model_alloc(m);
 	rng_seed(&r, seed, 1);
 	for (int i = 0; i < m->n_layers; i++) {

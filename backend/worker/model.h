@@ -62,9 +62,9 @@ struct model {
 	float		*workspace;	/* shared scratch: conv's im2col */
 	size_t		 workspace_len;
 	/* The pool its host passes run on, of OpenBLAS's threads at
-	 * creation (lib/pool.h); when every layer is pooled (layer.h) and
-	 * the pool has more than one, OpenBLAS is held at one thread during
-	 * the passes, so the parts' GEMMs each take one. */
+	 * creation (lib/pool.h), when every layer is pooled (layer.h; else
+	 * NULL); on a pool of more than one, OpenBLAS is held at one thread
+	 * during the passes, so the parts' GEMMs each take one. */
 	struct pool	*pool;
 	int		 pooled;
 	/* Called after layer i's backward when set (train.overlap). */

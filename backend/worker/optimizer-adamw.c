@@ -24,5 +24,6 @@ adamw_update(struct optimizer *o, float *params, const float *grads,
 
 const struct optimizer_type optimizer_adamw = {
 	.n_state = 2,
+	.pooled = 1,
 	.step = adamw_update,
 };

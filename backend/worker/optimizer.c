@@ -47,7 +47,8 @@ optimizer_create(const struct job_spec *job, size_t n)
 		o->v = xmalloc_aligned(n * sizeof(float));
 		memset(o->v, 0, n * sizeof(float));
 	}
-	o->pool = pool_get(openblas_get_num_threads());
+	if (o->ops->pooled)
+		o->pool = pool_get(openblas_get_num_threads());
 	return o;
 }
 
