@@ -304,6 +304,7 @@ bench_gpt(void)
 
 const struct bench_entry bench_gpt_entry = {
 	.name = "gpt",
-	.summary = "the gpt train step (shapes S, M on 1 and 2 threads; L, GPT-2 124M at T=1024) against PyTorch's GPT-2",
+	.summary = "the gpt train step (shapes S, M on 1 and 2 threads; L, "
+	    "GPT-2 124M at T=1024) against PyTorch's GPT-2",
 	.run = bench_gpt,
 };

@@ -156,7 +156,8 @@ pool_start(int threads)
 
 		w->p = p;
 		w->index = i;
-		if ((e = pthread_create(&p->tid[i], NULL, pool_worker, w)) != 0) {
+		e = pthread_create(&p->tid[i], NULL, pool_worker, w);
+		if (e != 0) {
 			/* A broken invariant: the process cannot start the
 			 * threads it was told it has. */
 			fprintf(stderr, "pool: pthread_create: %s\n",

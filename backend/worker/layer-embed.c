@@ -43,9 +43,9 @@ embed_init(const struct layer *l, float *p, struct rng *r)
 static void
 embed_fwd(const struct layer *l, const struct layer_io *io)
 {
-	embed_forward(io->pool, io->out, io->tok, io->params + l->param[EMBED_WTE],
-	    io->params + l->param[EMBED_WPE], io->B, l->out_dim[0],
-	    l->out_dim[1]);
+	embed_forward(io->pool, io->out, io->tok,
+	    io->params + l->param[EMBED_WTE], io->params + l->param[EMBED_WPE],
+	    io->B, l->out_dim[0], l->out_dim[1]);
 }
 
 static void

@@ -38,8 +38,8 @@ proj_setup(struct model *m, struct layer *l)
 	/* A builder's mistake, not the user's. */
 	if (l->n_src == 2 && (l->src[1] < 0 || l->args.gelu ||
 	    m->layers[l->src[1]].out_size != l->out_size)) {
-		fprintf(stderr, "model: proj %s: the stream it adds to differs\n",
-		    l->name);
+		fprintf(stderr, "model: proj %s: the stream it adds to "
+		    "differs\n", l->name);
 		abort();
 	}
 	if (l->args.gelu)

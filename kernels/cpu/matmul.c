@@ -220,8 +220,8 @@ mm_bias_part(void *arg, int part, int thread)
 	(void)thread;
 	kpart_cols((size_t)m->OC, m->parts, part, &c0, &c1);
 	for (int n = 0; n < m->N; n++)
-		vadd_span(m->db + c0, m->db + c0, m->dy + (size_t)n * m->OC + c0,
-		    c1 - c0);
+		vadd_span(m->db + c0, m->db + c0,
+		    m->dy + (size_t)n * m->OC + c0, c1 - c0);
 }
 
 /* The gradient through GELU over rows of a part, written over pre. */

@@ -165,7 +165,8 @@ ln_dx_row(float *restrict dx, const float *restrict x,
 	 * then the tail. */
 	for (; c + VMATH_BLOCK <= C; c += VMATH_BLOCK)
 		for (int k = 0; k < VMATH_BLOCK; k++) {
-			float norm = (x[c + k] - m) * s, dn = w[c + k] * d[c + k];
+			float norm = (x[c + k] - m) * s;
+			float dn = w[c + k] * d[c + k];
 
 			acc[k] += dn;
 			accn[k] += dn * norm;
@@ -184,7 +185,8 @@ ln_dx_row(float *restrict dx, const float *restrict x,
 	dnm = (float)(sumn / C);
 	for (c = 0; c + VMATH_BLOCK <= C; c += VMATH_BLOCK)
 		for (int k = 0; k < VMATH_BLOCK; k++) {
-			float norm = (x[c + k] - m) * s, dn = w[c + k] * d[c + k];
+			float norm = (x[c + k] - m) * s;
+			float dn = w[c + k] * d[c + k];
 
 			dx[c + k] += (dn - dm - norm * dnm) * s;
 		}
@@ -250,7 +252,8 @@ layernorm_backward(struct pool *pool, float *dx, float *dw, float *db,
 {
 	struct tok_ln l = { .dx = dx, .dw = dw, .db = db, .dout = dout,
 	    .x = x, .w = w, .cmean = mean, .crstd = rstd, .N = N, .C = C,
-	    .row_parts = tok_row_parts(N, C), .col_parts = tok_col_parts(N, C) };
+	    .row_parts = tok_row_parts(N, C),
+	    .col_parts = tok_col_parts(N, C) };
 	/* The columns' few parts first, beside the rows' instead of
 	 * after them. */
 	struct ktask t[2] = {

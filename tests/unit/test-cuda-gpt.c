@@ -243,7 +243,8 @@ t_layernorm(void **state)
 		/* The backward from the CPU's statistics. */
 		CK(cudaMemcpy(d_mean, mean, N * 4, cudaMemcpyHostToDevice));
 		CK(cudaMemcpy(d_rstd, rstd, N * 4, cudaMemcpyHostToDevice));
-		layernorm_backward(NULL, dx, dw, db, dout, x, w, mean, rstd, N, C);
+		layernorm_backward(NULL, dx, dw, db, dout, x, w, mean, rstd, N,
+		    C);
 		OK(cuda_layernorm_backward(d_dx, d_dw, d_db, d_dout, d_x, d_w,
 		    d_mean, d_rstd, N, C, NULL));
 		check(d_dx, dx, n, 1e-5, 1e-5, "  dx");
@@ -363,8 +364,8 @@ t_attention(void **state)
 		check(d_out, out, no, 2e-7 * rt, 2e-7 * rt, what);
 		/* Each side's backward from what its forward kept: the CPU's
 		 * statistics, the device's probabilities. */
-		attention_backward(NULL, dqkv, 1, dout, qkv, stats, hws, B, T, C,
-		    H);
+		attention_backward(NULL, dqkv, 1, dout, qkv, stats, hws, B, T,
+		    C, H);
 		OK(cuda_attention_backward(d_dqkv, d_dout, d_qkv, d_att, d_ws,
 		    B, T, C, H, NULL));
 		check(d_dqkv, dqkv, nq, 1e-6 * rt, 1e-6 * rt, "  dqkv");

@@ -117,8 +117,8 @@ gk_check_set(const char *what, const float *set, const float *added,
 {
 	for (size_t i = 0; i < n; i++)
 		if (!(set[i] == added[i]))
-			fail_msg("%s written: [%zu] %g, added to 0: %g", what, i,
-			    set[i], added[i]);
+			fail_msg("%s written: [%zu] %g, added to 0: %g", what,
+			    i, set[i], added[i]);
 	printf("  %-18s written as it is added\n", what);
 }
 
@@ -341,42 +341,46 @@ t_head(void **state)
 static int	 ga_B, ga_T, ga_C, ga_H;
 static double	*ga_x, *ga_y, *ga_r;
 
+/* Row i of head h of sample b, into ga_y; s is T doubles of scratch. */
+static void
+ref_attention_row(int b, int h, int i, double *s)
+{
+	int	 T = ga_T, C = ga_C, d = C / ga_H, ld = 3 * C;
+	const double *base = ga_x + (size_t)b * T * ld + h * d;
+	const double *q = base + (size_t)i * ld;
+	double	 max = -1e300, sum = 0;
+
+	for (int j = 0; j <= i; j++) {
+		const double *k = base + (size_t)j * ld + C;
+
+		s[j] = 0;
+		for (int c = 0; c < d; c++)
+			s[j] += q[c] * k[c];
+		s[j] /= sqrt((double)d);
+		max = fmax(max, s[j]);
+	}
+	for (int j = 0; j <= i; j++)
+		sum += (s[j] = exp(s[j] - max));
+	for (int c = 0; c < d; c++) {
+		double	 o = 0;
+
+		for (int j = 0; j <= i; j++)
+			o += s[j] / sum * base[(size_t)j * ld + 2 * C + c];
+		ga_y[(size_t)(b * T + i) * C + h * d + c] = o;
+	}
+}
+
 static double
 ref_attention(void)
 {
-	int	 T = ga_T, C = ga_C, d = C / ga_H, ld = 3 * C;
-	double	*s = malloc((size_t)T * sizeof *s), dot = 0;
+	double	*s = malloc((size_t)ga_T * sizeof *s), dot = 0;
 
 	for (int b = 0; b < ga_B; b++)
 		for (int h = 0; h < ga_H; h++)
-			for (int i = 0; i < T; i++) {
-				const double *q = ga_x + (size_t)(b * T + i) * ld +
-				    h * d;
-				double	 max = -1e300, sum = 0;
-
-				for (int j = 0; j <= i; j++) {
-					const double *k = ga_x +
-					    (size_t)(b * T + j) * ld + C + h * d;
-
-					s[j] = 0;
-					for (int c = 0; c < d; c++)
-						s[j] += q[c] * k[c];
-					s[j] /= sqrt((double)d);
-					max = fmax(max, s[j]);
-				}
-				for (int j = 0; j <= i; j++)
-					sum += (s[j] = exp(s[j] - max));
-				for (int c = 0; c < d; c++) {
-					double o = 0;
-
-					for (int j = 0; j <= i; j++)
-						o += s[j] / sum * ga_x[(size_t)(b *
-						    T + j) * ld + 2 * C + h * d + c];
-					ga_y[(size_t)(b * T + i) * C + h * d + c] = o;
-				}
-			}
+			for (int i = 0; i < ga_T; i++)
+				ref_attention_row(b, h, i, s);
 	free(s);
-	for (int i = 0; i < ga_B * T * C; i++)
+	for (int i = 0; i < ga_B * ga_T * ga_C; i++)
 		dot += ga_y[i] * ga_r[i];
 	return dot;
 }
@@ -388,10 +392,11 @@ gk_attention_case(int B, int T, int C, int H)
 {
 	size_t	 nq = (size_t)B * T * 3 * C, no = (size_t)B * T * C;
 	float	*qkv = malloc(nq * 4), *dqkv = malloc(nq * 4);
-	float	*base = malloc(nq * 4), *out = malloc(no * 4), *r = malloc(no * 4);
-	float	*stats = malloc((size_t)B * H * T * 2 * 4);
+	float	*base = malloc(nq * 4), *out = malloc(no * 4);
+	float	*r = malloc(no * 4), *stats = malloc((size_t)B * H * T * 2 * 4);
 	float	*ws = malloc(attention_workspace(T, 1) * 4);
-	double	*junk = malloc(nq * sizeof *junk), *num = malloc(nq * sizeof *num);
+	double	*junk = malloc(nq * sizeof *junk);
+	double	*num = malloc(nq * sizeof *num);
 	double	 w = 0;
 
 	ga_B = B, ga_T = T, ga_C = C, ga_H = H;
