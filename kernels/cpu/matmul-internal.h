@@ -17,7 +17,9 @@
 
 /* Rows (or columns) of a GEMM's part, at least: below this OpenBLAS's
  * packing and call overheads start to show (a tenth lost at 128). */
-#define KGEMM_GRAIN	512
+#define KGEMM_GRAIN	128
+/* Multiply-adds of a GEMM's part, about: 1.5 ms of one thread here. */
+#define KGEMM_WORK	(1 << 27)
 
 /* C[M,N] = alpha op(A)[M,K] op(B)[K,N] + beta C, row-major; ta and tb
  * say whether A and B are transposed. */

@@ -62,13 +62,24 @@ kgemm(int ta, int tb, int M, int N, int K, float alpha, const float *A,
 		    memory_order_relaxed);
 }
 
-/* Parts of a GEMM's side of n: whole multiples of 2, then of 4, where
- * there are that many, so that two or four threads share them evenly. */
+/*
+ * The parts of a GEMM of M x N x K multiply-adds, cut along its longer
+ * side of n: one part every KGEMM_WORK of them, two at least once it is
+ * worth a thread's wake-up (KGEMM_WORK / 8), none under KGEMM_GRAIN rows
+ * or columns; an even count, then a multiple of 4, so that two or four
+ * threads share them evenly.  More parts than that cost OpenBLAS a
+ * packing of the other operand each, which a thread does not win back.
+ */
 static int
-kgemm_parts(int n)
+kgemm_parts(int M, int N, int K, int n)
 {
-	int	 p = kparts((size_t)n, KGEMM_GRAIN);
+	double	 macs = (double)M * N * K, work = macs / KGEMM_WORK;
+	int	 p = work > KPARTS_MAX ? KPARTS_MAX : (int)work;
+	int	 q = kparts((size_t)n, KGEMM_GRAIN);
 
+	if (p < 2 && macs >= KGEMM_WORK / 8)
+		p = 2;
+	p = p < q ? p : q;
 	if (p >= 4)
 		return p & ~3;
 	return p >= 2 ? 2 : 1;
@@ -78,7 +89,7 @@ struct ktask
 kgemm_plan(struct kgemm_job *g)
 {
 	g->rows = g->M >= g->N;
-	g->parts = kgemm_parts(g->rows ? g->M : g->N);
+	g->parts = kgemm_parts(g->M, g->N, g->K, g->rows ? g->M : g->N);
 	return (struct ktask){ g->M > 0 && g->N > 0 ? g->parts : 0, NULL, g };
 }
 
