@@ -53,28 +53,6 @@ struct att_job {
 	int		 add;		/* backward: add to dqkv, not set */
 };
 
-/* The maximum of s[0..n). */
-VMATH_INLINE float
-att_max(const float *s, int n)
-{
-	float	 m[VMATH_BLOCK], r = s[0];
-	int	 j = 1;
-
-	if (n >= VMATH_BLOCK) {
-		for (int k = 0; k < VMATH_BLOCK; k++)
-			m[k] = s[k];
-		for (j = VMATH_BLOCK; j + VMATH_BLOCK <= n; j += VMATH_BLOCK)
-			for (int k = 0; k < VMATH_BLOCK; k++)
-				m[k] = s[j + k] > m[k] ? s[j + k] : m[k];
-		r = m[0];
-		for (int k = 1; k < VMATH_BLOCK; k++)
-			r = m[k] > r ? m[k] : r;
-	}
-	for (; j < n; j++)
-		r = s[j] > r ? s[j] : r;
-	return r;
-}
-
 /* s[j] = e^(s[j] - max) over [0, n); their sum, lane by lane and then
  * the lanes in order. */
 VMATH_INLINE float
@@ -134,7 +112,7 @@ att_probs(const struct att_job *j, int b, int h, int blk, float *p,
 		int	 n = i0 + r + 1;
 
 		if (stats != NULL) {
-			max = att_max(s, n);
+			max = vmax_span(s, (size_t)n);
 			inv = 1.0f / att_exp(s, n, max);
 			stats[2 * (row0 + r)] = max;
 			stats[2 * (row0 + r) + 1] = inv;

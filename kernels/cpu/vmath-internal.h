@@ -129,6 +129,28 @@ vadd_span(float *d, const float *a, const float *b, size_t n)
 		d[i] = a[i] + b[i];
 }
 
+/* The maximum of x[0..n), n at least 1: exact, whatever the order. */
+VMATH_INLINE float
+vmax_span(const float *x, size_t n)
+{
+	float	 m[VMATH_BLOCK], r = x[0];
+	size_t	 i = 1;
+
+	if (n >= VMATH_BLOCK) {
+		for (int k = 0; k < VMATH_BLOCK; k++)
+			m[k] = x[k];
+		for (i = VMATH_BLOCK; i + VMATH_BLOCK <= n; i += VMATH_BLOCK)
+			for (int k = 0; k < VMATH_BLOCK; k++)
+				m[k] = x[i + k] > m[k] ? x[i + k] : m[k];
+		r = m[0];
+		for (int k = 1; k < VMATH_BLOCK; k++)
+			r = m[k] > r ? m[k] : r;
+	}
+	for (; i < n; i++)
+		r = x[i] > r ? x[i] : r;
+	return r;
+}
+
 /* The sum of x[0..n) in double: VMATH_BLOCK lanes, then the lanes in
  * order, then the tail. */
 VMATH_INLINE double

@@ -25,28 +25,6 @@ struct xent_job {
 	double		 loss[KPARTS_MAX];
 };
 
-/* The maximum of row[0..V). */
-VMATH_INLINE float
-xent_max(const float *row, int V)
-{
-	float	 m[VMATH_BLOCK], r = row[0];
-	int	 v = 1;
-
-	if (V >= VMATH_BLOCK) {
-		for (int k = 0; k < VMATH_BLOCK; k++)
-			m[k] = row[k];
-		for (v = VMATH_BLOCK; v + VMATH_BLOCK <= V; v += VMATH_BLOCK)
-			for (int k = 0; k < VMATH_BLOCK; k++)
-				m[k] = row[v + k] > m[k] ? row[v + k] : m[k];
-		r = m[0];
-		for (int k = 1; k < VMATH_BLOCK; k++)
-			r = m[k] > r ? m[k] : r;
-	}
-	for (; v < V; v++)
-		r = row[v] > r ? row[v] : r;
-	return r;
-}
-
 /* The sum of e^(row[v] - max) over the row, in double: lanes, then the
  * lanes in order, then the tail. */
 VMATH_INLINE double
@@ -96,7 +74,7 @@ xent_part(void *arg, int part, int thread)
 				memset(row, 0, (size_t)V * sizeof *row);
 			continue;
 		}
-		max = xent_max(row, V);
+		max = vmax_span(row, (size_t)V);
 		sum = xent_sum(row, V, max);
 		loss += log(sum) - (row[y] - max);
 		if (x->scale == 0)
