@@ -6,7 +6,9 @@ tied to the token embedding), timed over forward + backward + AdamW steps
 on random tokens.
 
 usage: gpt_torch.py L H C T V B [STEPS]
-prints one line: "torch ms_per_step tokens_per_s threads"
+prints one line: "torch ms_per_step tokens_per_s threads first_loss
+last_loss peak_rss_kb" (the first step is the untimed warm-up; the peak
+RSS is the process's, ru_maxrss)
 
 Run it with Debian's /usr/bin/python3 (python3-torch).  The caller sets
 the threads: OMP_NUM_THREADS and OPENBLAS_NUM_THREADS (torch's
@@ -15,6 +17,7 @@ OMP_WAIT_POLICY=PASSIVE for more than one.
 """
 import math
 import os
+import resource
 import sys
 import time
 
@@ -79,14 +82,18 @@ def main():
 
     def step():
         opt.zero_grad(set_to_none=True)
-        m(x, y).backward()
+        loss = m(x, y)
+        loss.backward()
         opt.step()
-    step()              # warm-up: allocations, OpenBLAS's buffers
+        return loss.item()
+    first = step()      # warm-up: allocations, OpenBLAS's buffers
     t0 = time.perf_counter()
     for _ in range(steps):
-        step()
+        last = step()
     dt = (time.perf_counter() - t0) / steps
-    print("torch %.1f %.0f %d" % (dt * 1e3, B * T / dt, threads))
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print("torch %.1f %.0f %d %.4f %.4f %d" % (dt * 1e3, B * T / dt, threads,
+                                               first, last, rss))
 
 
 if __name__ == "__main__":

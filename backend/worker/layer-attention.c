@@ -2,11 +2,14 @@
  * layer-attention.c: causal multi-head self-attention over the fused
  * projection [T, 3C] (queries, keys, values) to [T, C].  It has no
  * tensors of its own: the projections around it are layer-proj.c's.
- * Each sample keeps its heads' attention probabilities (aux: H * T * T
- * floats, the one buffer of a layer that grows with T squared), and the
- * backward pass takes T * T floats of the model's workspace (on the
- * device, max(B, H) * T * T: it runs a batch of heads or samples at once).
+ * On the host each sample keeps two floats a row of each head (aux: the
+ * softmax's statistics, kernels/cpu/attention.c), and both passes take
+ * a block of queries' scores a thread from the model's workspace, so its
+ * memory grows with T, not T * T.  The device's twin keeps its heads'
+ * probabilities (H * T * T floats a sample, gpu_aux_bytes) and takes
+ * max(B, H) * T * T floats of scratch.
  */
+#include "lib/pool.h"
 #include "kernels/cpu/transformer.h"
 #ifdef HAVE_CUDA
 #include "kernels/cuda/cuda-kernels.h"
@@ -16,21 +19,23 @@
 static void
 attn_setup(struct model *m, struct layer *l)
 {
-	int	 T = l->in_dim[0], C = l->in_dim[1] / 3;
+	int	 T = l->in_dim[0], C = l->in_dim[1] / 3, H = l->args.heads;
 
 	l->out_dim[0] = T;
 	l->out_dim[1] = C;
 	l->out_dim[2] = 1;
 	l->out_size = (size_t)T * C;
-	l->aux_bytes = (size_t)l->args.heads * T * T * sizeof(float);
-	model_need_workspace(m, attention_workspace(T));
+	l->aux_bytes = 2 * (size_t)H * T * sizeof(float);
+	l->gpu_aux_bytes = (size_t)H * T * T * sizeof(float);
+	model_need_workspace(m, attention_workspace(T,
+	    pool_threads(m->pool)));
 }
 
 static void
 attn_fwd(const struct layer *l, const struct layer_io *io)
 {
-	attention_forward(io->out, io->aux, io->in[0], io->B, l->out_dim[0],
-	    l->out_dim[1], l->args.heads);
+	attention_forward(io->pool, io->out, io->aux, io->workspace,
+	    io->in[0], io->B, l->out_dim[0], l->out_dim[1], l->args.heads);
 }
 
 static void
@@ -38,9 +43,9 @@ attn_bwd(const struct layer *l, const struct layer_io *io)
 {
 	if (io->din[0] == NULL)
 		return;
-	layer_din_begin(l, io, 0, l->in_size);
-	attention_backward(io->din[0], io->dout, io->in[0], io->aux,
-	    io->workspace, io->B, l->out_dim[0], l->out_dim[1],
+	attention_backward(io->pool, io->din[0], (l->din_add & 1u) != 0,
+	    io->dout, io->in[0],
+	    io->aux, io->workspace, io->B, l->out_dim[0], l->out_dim[1],
 	    l->args.heads);
 }
 
@@ -74,6 +79,7 @@ attn_gpu_ws(const struct layer *l, int B)
 const struct layer_type layer_attention = {
 	.name = "attention",
 	.what = "attention",
+	.pooled = 1,
 	.setup = attn_setup,
 	.forward = attn_fwd,
 	.backward = attn_bwd,

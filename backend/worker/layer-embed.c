@@ -43,15 +43,15 @@ embed_init(const struct layer *l, float *p, struct rng *r)
 static void
 embed_fwd(const struct layer *l, const struct layer_io *io)
 {
-	embed_forward(io->out, io->tok, io->params + l->param[EMBED_WTE],
-	    io->params + l->param[EMBED_WPE], io->B, l->out_dim[0],
-	    l->out_dim[1]);
+	embed_forward(io->pool, io->out, io->tok,
+	    io->params + l->param[EMBED_WTE], io->params + l->param[EMBED_WPE],
+	    io->B, l->out_dim[0], l->out_dim[1]);
 }
 
 static void
 embed_bwd(const struct layer *l, const struct layer_io *io)
 {
-	embed_backward(io->grads + l->param[EMBED_WTE],
+	embed_backward(io->pool, io->grads + l->param[EMBED_WTE],
 	    io->grads + l->param[EMBED_WPE], io->dout, io->tok, io->B,
 	    l->out_dim[0], l->out_dim[1]);
 }
@@ -85,6 +85,7 @@ embed_gpu_ws(const struct layer *l, int B)
 const struct layer_type layer_embed = {
 	.name = "embed",
 	.what = "token embedding",
+	.pooled = 1,
 	.setup = embed_setup,
 	.init = embed_init,
 	.forward = embed_fwd,

@@ -33,15 +33,15 @@ head_setup(struct model *m, struct layer *l)
 static void
 head_fwd(const struct layer *l, const struct layer_io *io)
 {
-	head_forward(io->out, io->in[0], io->params + l->param[0],
+	head_forward(io->pool, io->out, io->in[0], io->params + l->param[0],
 	    io->B * l->in_dim[0], l->in_dim[1], l->out_dim[1]);
 }
 
 static void
 head_bwd(const struct layer *l, const struct layer_io *io)
 {
-	layer_din_begin(l, io, 0, l->in_size);
-	head_backward(io->din[0], io->grads + l->param[0], io->dout,
+	head_backward(io->pool, io->din[0], (l->din_add & 1u) != 0,
+	    io->grads + l->param[0], io->dout,
 	    io->in[0], io->params + l->param[0], io->B * l->in_dim[0],
 	    l->in_dim[1], l->out_dim[1]);
 }
@@ -68,6 +68,7 @@ head_gpu_bwd(const struct layer *l, const struct layer_io *io)
 const struct layer_type layer_head = {
 	.name = "head",
 	.what = "output head",
+	.pooled = 1,
 	.setup = head_setup,
 	.forward = head_fwd,
 	.backward = head_bwd,

@@ -39,7 +39,7 @@ ln_fwd(const struct layer *l, const struct layer_io *io)
 	int	 N = io->B * l->in_dim[0];
 	float	*mean = io->aux, *rstd = mean + N;
 
-	layernorm_forward(io->out, mean, rstd, io->in[0],
+	layernorm_forward(io->pool, io->out, mean, rstd, io->in[0],
 	    io->params + l->param[LN_W], io->params + l->param[LN_B], N,
 	    l->in_dim[1]);
 }
@@ -53,7 +53,7 @@ ln_bwd(const struct layer *l, const struct layer_io *io)
 	if (io->din[0] == NULL)
 		return;
 	layer_din_begin(l, io, 0, l->in_size);
-	layernorm_backward(io->din[0], io->grads + l->param[LN_W],
+	layernorm_backward(io->pool, io->din[0], io->grads + l->param[LN_W],
 	    io->grads + l->param[LN_B], io->dout, io->in[0],
 	    io->params + l->param[LN_W], mean, rstd, N, l->in_dim[1]);
 }
@@ -90,6 +90,7 @@ ln_gpu_bwd(const struct layer *l, const struct layer_io *io)
 const struct layer_type layer_layernorm = {
 	.name = "layernorm",
 	.what = "LayerNorm",
+	.pooled = 1,
 	.setup = ln_setup,
 	.init = ln_init,
 	.forward = ln_fwd,

@@ -36,6 +36,7 @@
 #define LAYER_NAME_MAX	32
 
 struct model;
+struct pool;
 struct rng;
 
 /* What a builder asks of a layer; each kind reads the members it needs. */
@@ -47,6 +48,7 @@ struct layer_args {
 	int	 vocab;			/* embed */
 	float	 std;			/* proj: the init's standard
 					 * deviation; 0: GPT-2's 0.02 */
+	int	 gelu;			/* proj: GELU after it */
 	int	 n_src;			/* 0: reads the layer before it */
 	int	 src[LAYER_MAX_IN];	/* layer indices; -1: the model's input */
 };
@@ -66,6 +68,9 @@ struct layer {
 	 * gradient from here on is final (a tie points back). */
 	size_t		 param_lo;
 	size_t		 aux_bytes;	/* per sample: pool's argmax */
+	/* Per sample on the device where its twin keeps more than the
+	 * host (attention's probabilities); 0: aux_bytes. */
+	size_t		 gpu_aux_bytes;
 	/* The host's buffers for max_batch samples (the device model keeps
 	 * its own). */
 	float		*out;
@@ -83,6 +88,7 @@ struct layer_io {
 	float		*out, *dout;
 	void		*aux;		/* B * aux_bytes */
 	float		*workspace;	/* the model's workspace_len floats */
+	struct pool	*pool;		/* host calls: the model's pool */
 	int		 B;
 	void		*stream;	/* device calls: the cudaStream_t */
 };
@@ -94,6 +100,9 @@ struct layer_type {
 	/* May share its input's buffers (it reads nothing else of them in
 	 * the backward pass than its own output). */
 	int		 inplace;
+	/* Its host passes run their GEMMs as parts on io->pool, which wants
+	 * OpenBLAS at one thread (see model.h). */
+	int		 pooled;
 	/* Set out_dim, out_size and aux_bytes from in_dim, make the
 	 * parameter tensors, raise the model's workspace if it needs one. */
 	void	(*setup)(struct model *, struct layer *);
@@ -142,8 +151,6 @@ extern const struct layer_type layer_embed;
 extern const struct layer_type layer_layernorm;
 extern const struct layer_type layer_proj;
 extern const struct layer_type layer_attention;
-extern const struct layer_type layer_gelu;
-extern const struct layer_type layer_add;
 extern const struct layer_type layer_head;
 
 #endif

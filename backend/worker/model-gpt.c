@@ -18,7 +18,11 @@
 
 #include "backend/worker/model.h"
 
-/* One block on the residual stream x; returns the stream after it. */
+/*
+ * One block on the residual stream x; returns the stream after it.  The
+ * branches end in projections that add onto the stream (layer-proj.c's
+ * residual epilogue), and the MLP's first projection takes its GELU.
+ */
 static int
 gpt_block(struct model *m, int i, int x, int C, int H, float rstd)
 {
@@ -31,25 +35,19 @@ gpt_block(struct model *m, int i, int x, int C, int H, float rstd)
 	snprintf(n, sizeof n, "h.%d.attn.c_attn", i);
 	model_add(m, &layer_proj, n, &(struct layer_args){ .out = 3 * C });
 	snprintf(n, sizeof n, "h.%d.attn", i);
-	model_add(m, &layer_attention, n, &(struct layer_args){ .heads = H });
+	a = model_add(m, &layer_attention, n, &(struct layer_args){
+	    .heads = H });
 	snprintf(n, sizeof n, "h.%d.attn.c_proj", i);
-	a = model_add(m, &layer_proj, n, &(struct layer_args){ .out = C,
-	    .std = rstd });
-	snprintf(n, sizeof n, "h.%d.attn.add", i);
-	r = model_add(m, &layer_add, n, &(struct layer_args){ .n_src = 2,
-	    .src = { x, a } });
+	r = model_add(m, &layer_proj, n, &(struct layer_args){ .out = C,
+	    .std = rstd, .n_src = 2, .src = { a, x } });
 	snprintf(n, sizeof n, "h.%d.ln_2", i);
 	model_add(m, &layer_layernorm, n, NULL);
 	snprintf(n, sizeof n, "h.%d.mlp.c_fc", i);
-	model_add(m, &layer_proj, n, &(struct layer_args){ .out = 4 * C });
-	snprintf(n, sizeof n, "h.%d.mlp.gelu", i);
-	model_add(m, &layer_gelu, n, NULL);
+	a = model_add(m, &layer_proj, n, &(struct layer_args){ .out = 4 * C,
+	    .gelu = 1 });
 	snprintf(n, sizeof n, "h.%d.mlp.c_proj", i);
-	a = model_add(m, &layer_proj, n, &(struct layer_args){ .out = C,
-	    .std = rstd });
-	snprintf(n, sizeof n, "h.%d.mlp.add", i);
-	return model_add(m, &layer_add, n, &(struct layer_args){ .n_src = 2,
-	    .src = { r, a } });
+	return model_add(m, &layer_proj, n, &(struct layer_args){ .out = C,
+	    .std = rstd, .n_src = 2, .src = { a, r } });
 }
 
 static void

@@ -86,9 +86,11 @@ gpu_layers(struct model_gpu *g, int *oom, char *err, size_t errlen)
 
 	for (int i = 0; i < m->n_layers; i++) {
 		const struct layer *l = &m->layers[i];
+		size_t	 aux = l->gpu_aux_bytes > 0 ? l->gpu_aux_bytes :
+			    l->aux_bytes;
 
-		if (l->aux_bytes > 0 && gpu_alloc(&g->aux[i], B * l->aux_bytes,
-		    oom, err, errlen) != 0)
+		if (aux > 0 && gpu_alloc(&g->aux[i], B * aux, oom, err,
+		    errlen) != 0)
 			return -1;
 		if (l->inplace) {
 			g->out[i] = g->out[l->src[0]];

@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cblas.h>
+
+#include "lib/pool.h"
 #include "lib/rng.h"
 #include "lib/xmalloc.h"
 #include "kernels/cpu/kernels.h"
@@ -191,11 +194,13 @@ model_wire(struct model *m)
 			if (m->layers[i].src[j] >= 0)
 				seen[m->layers[i].src[j]]++;
 	}
+	m->pooled = m->n_layers > 0;
 	for (int i = 0; i < m->n_layers; i++) {
 		struct layer *l = &m->layers[i];
 
 		l->inplace = l->type->inplace && l->src[0] >= 0 &&
 		    seen[l->src[0]] == 1;
+		m->pooled &= l->type->pooled;
 	}
 	memset(seen, 0, (size_t)m->n_layers * sizeof *seen);
 	for (int i = m->n_layers - 1; i >= 0; i--) {
@@ -306,8 +311,15 @@ model_build(const struct model_type *type, const struct job_spec *job,
 	m->in_w = w;
 	m->classes = classes;
 	m->max_batch = max_batch;
+	/* Before the layers: their scratch may be a thread's. */
+	m->pool = pool_get(openblas_get_num_threads());
 	type->build(m, job);
 	model_wire(m);
+	/* A model whose layers do not run on it needs no threads. */
+	if (!m->pooled) {
+		pool_put(m->pool);
+		m->pool = NULL;
+	}
 	model_alloc(m);
 	rng_seed(&r, seed, 1);
 	for (int i = 0; i < m->n_layers; i++) {
@@ -328,6 +340,7 @@ model_free(struct model *m)
 	free(m->params);
 	free(m->grads);
 	free(m->workspace);
+	pool_put(m->pool);
 	free(m);
 }
 
@@ -344,6 +357,7 @@ model_io(struct model *m, const struct layer *l,
 	io->dout = l->dout;
 	io->aux = l->aux;
 	io->workspace = m->workspace;
+	io->pool = m->pool;
 	io->B = B;
 	for (int j = 0; j < l->n_src; j++) {
 		const struct layer *s = l->src[j] < 0 ? NULL :
@@ -354,20 +368,47 @@ model_io(struct model *m, const struct layer *l,
 	}
 }
 
+/* Hold OpenBLAS at one thread for a pass of a pooled model on a pool
+ * of more; the count to give back to model_blas_release, or 0. */
+static int
+model_blas_hold(const struct model *m)
+{
+	int	 n;
+
+	if (!m->pooled || pool_threads(m->pool) < 2 ||
+	    (n = openblas_get_num_threads()) < 2)
+		return 0;
+	openblas_set_num_threads(1);
+	return n;
+}
+
+static void
+model_blas_release(int n)
+{
+	if (n > 0)
+		openblas_set_num_threads(n);
+}
+
 double
 model_forward(struct model *m, const struct model_input *in, int B,
     int *correct)
 {
 	struct layer	*last = &m->layers[m->n_layers - 1];
 	struct layer_io	 io;
+	double		 loss;
+	int		 held = model_blas_hold(m);
 
 	for (int i = 0; i < m->n_layers; i++) {
 		model_io(m, &m->layers[i], in, B, &io);
 		m->layers[i].type->forward(&m->layers[i], &io);
 	}
-	if (m->loss == MODEL_LOSS_TOKENS)
-		return vocab_xent(last->out, in->tgt, B * m->in_c, m->classes,
-		    0);
+	if (m->loss == MODEL_LOSS_TOKENS) {
+		loss = vocab_xent(m->pool, last->out, in->tgt, B * m->in_c,
+		    m->classes, 0);
+		model_blas_release(held);
+		return loss;
+	}
+	model_blas_release(held);
 	if (correct != NULL)
 		*correct += argmax_correct(last->out, in->y, B, m->classes);
 	return softmax_xent_forward(m->probs, last->out, in->y, B, m->classes);
@@ -379,10 +420,11 @@ model_backward(struct model *m, const struct model_input *in, int B,
 {
 	struct layer	*last = &m->layers[m->n_layers - 1];
 	struct layer_io	 io;
+	int		 held = model_blas_hold(m);
 
 	if (m->loss == MODEL_LOSS_TOKENS)
-		(void)vocab_xent(last->out, in->tgt, B * m->in_c, m->classes,
-		    scale);
+		(void)vocab_xent(m->pool, last->out, in->tgt, B * m->in_c,
+		    m->classes, scale);
 	else
 		softmax_xent_backward(last->dout, m->probs, in->y, B,
 		    m->classes, scale);
@@ -392,6 +434,7 @@ model_backward(struct model *m, const struct model_input *in, int B,
 		if (m->on_backward != NULL)
 			m->on_backward(m->on_backward_ctx, i);
 	}
+	model_blas_release(held);
 }
 
 struct model_input

@@ -61,6 +61,12 @@ struct model {
 	float		*probs;		/* [max_batch, classes]; classes loss */
 	float		*workspace;	/* shared scratch: conv's im2col */
 	size_t		 workspace_len;
+	/* The pool its host passes run on, of OpenBLAS's threads at
+	 * creation (lib/pool.h), when every layer is pooled (layer.h; else
+	 * NULL); on a pool of more than one, OpenBLAS is held at one thread
+	 * during the passes, so the parts' GEMMs each take one. */
+	struct pool	*pool;
+	int		 pooled;
 	/* Called after layer i's backward when set (train.overlap). */
 	void		(*on_backward)(void *ctx, int i);
 	void		*on_backward_ctx;

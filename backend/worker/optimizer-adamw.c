@@ -1,7 +1,8 @@
 /*
  * optimizer-adamw.c: AdamW, decoupled weight decay, as PyTorch's
  * (kernels/cpu/optim.c); two state buffers, the moments, and the step
- * count t that its bias corrections need.
+ * count t that its bias corrections need.  The update runs on the
+ * optimizer's pool.
  */
 #include "kernels/cpu/kernels.h"
 #include "backend/worker/optimizer.h"
@@ -16,12 +17,13 @@ adamw_update(struct optimizer *o, float *params, const float *grads,
 	for (size_t pos = 0; pos < o->n; pos += len) {
 		float wd = optimizer_run(o, pos, &len);
 
-		adamw_step(params + pos, grads + pos, o->m + pos, o->v + pos,
-		    len, lr, o->beta1, o->beta2, o->eps, wd, o->t);
+		adamw_step(o->pool, params + pos, grads + pos, o->m + pos,
+		    o->v + pos, len, lr, o->beta1, o->beta2, o->eps, wd, o->t);
 	}
 }
 
 const struct optimizer_type optimizer_adamw = {
 	.n_state = 2,
+	.pooled = 1,
 	.step = adamw_update,
 };

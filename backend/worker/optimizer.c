@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cblas.h>
+
+#include "lib/pool.h"
 #include "lib/xmalloc.h"
 #include "backend/worker/optimizer.h"
 
@@ -44,6 +47,8 @@ optimizer_create(const struct job_spec *job, size_t n)
 		o->v = xmalloc_aligned(n * sizeof(float));
 		memset(o->v, 0, n * sizeof(float));
 	}
+	if (o->ops->pooled)
+		o->pool = pool_get(openblas_get_num_threads());
 	return o;
 }
 
@@ -56,6 +61,7 @@ optimizer_free(struct optimizer *o)
 	free(o->v);
 	free(o->nd_off);
 	free(o->nd_len);
+	pool_put(o->pool);
 	free(o);
 }
 

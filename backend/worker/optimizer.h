@@ -13,10 +13,13 @@
 #include "backend/spec/spec.h"
 
 struct optimizer;
+struct pool;
 
 struct optimizer_type {
 	/* State buffers of n floats: 1 (m) or 2 (m and v). */
 	int	 n_state;
+	/* Its update runs on a pool (struct optimizer's). */
+	int	 pooled;
 	/* One update of params with grads at learning rate lr. */
 	void	(*step)(struct optimizer *, float *params, const float *grads,
 		    float lr);
@@ -33,6 +36,9 @@ struct optimizer {
 	/* Ranges [off, off + len) left out of weight decay, in order. */
 	size_t		*nd_off, *nd_len;
 	int		 n_nd;
+	/* The pool its update runs on when its type is pooled: OpenBLAS's
+	 * threads at creation (lib/pool.h), as the model's; else NULL. */
+	struct pool	*pool;
 };
 
 /* A run of the buffer and the weight decay it takes: the optimizer's

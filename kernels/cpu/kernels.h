@@ -1,7 +1,9 @@
 /*
  * kernels.h: the numeric work of one rank on the CPU.  No I/O, no threads
- * of their own, no allocation: callers own every buffer.  GEMMs go to
- * OpenBLAS (cblas_sgemm).  Layouts are row-major; images are NCHW.
+ * of their own, no allocation: callers own every buffer (and the pool,
+ * lib/pool.h, that a kernel taking one runs its parts on; NULL runs them
+ * on the calling thread).  GEMMs go to OpenBLAS (cblas_sgemm).  Layouts
+ * are row-major; images are NCHW.
  *
  * Gradient convention: parameter gradients (dw, db) are ACCUMULATED (+=),
  * so micro-batches can add into one gradient buffer that the caller zeroes
@@ -12,6 +14,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+struct pool;
 
 /* Linear layer: y[B,out] = x[B,in] * w[out,in]^T + b[out]. */
 void	linear_forward(float *y, const float *x, const float *w,
@@ -71,8 +75,10 @@ void	maxpool2_backward(float *dx, const float *dy, const int32_t *argmax,
  */
 void	sgd_step(float *p, const float *g, float *m, size_t n, float lr,
 	    float mu, float wd);
-/* AdamW (decoupled weight decay), step t counted from 1. */
-void	adamw_step(float *p, const float *g, float *m, float *v, size_t n,
-	    float lr, float beta1, float beta2, float eps, float wd, long t);
+/* AdamW (decoupled weight decay), step t counted from 1, in parts of
+ * the buffer on the pool: the same bits on any number of threads. */
+void	adamw_step(struct pool *, float *p, const float *g, float *m,
+	    float *v, size_t n, float lr, float beta1, float beta2, float eps,
+	    float wd, long t);
 
 #endif

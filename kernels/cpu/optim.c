@@ -19,6 +19,7 @@
 #endif
 
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/parts-internal.h"
 
 #define OPTIM_SPAN	16
 
@@ -95,22 +96,46 @@ optim_adamw_span(float *restrict p, const float *restrict g,
 		p[i] -= a->lr * (m[i] * a->r1 / (d[i] + a->eps) + a->wd * p[i]);
 }
 
-void
-adamw_step(float *restrict p, const float *restrict g, float *restrict m,
-    float *restrict v, size_t n, float lr, float beta1, float beta2,
-    float eps, float wd, long t)
-{
-	struct optim_adamw	a = {
-		.lr = lr, .beta1 = beta1, .beta2 = beta2, .eps = eps,
-		.wd = wd, .c1 = 1.0f - beta1, .c2 = 1.0f - beta2,
-		.r1 = (float)(1.0 / (1.0 - pow(beta1, (double)t))),
-		.r2 = (float)(1.0 / (1.0 - pow(beta2, (double)t)))
-	};
-	size_t			i = 0;
+struct optim_adamw_job {
+	struct optim_adamw a;
+	float		*p, *m, *v;
+	const float	*g;
+	size_t		 n;
+	int		 parts;
+};
 
-	for (; i + OPTIM_SPAN <= n; i += OPTIM_SPAN) {
-		optim_adamw_span(p + i, g + i, m + i, v + i, OPTIM_SPAN,
-		    &a);
+/* A part of whole spans (the last takes the rest). */
+static void
+optim_adamw_part(void *arg, int part, int thread)
+{
+	const struct optim_adamw_job *j = arg;
+	size_t	 spans = j->n / OPTIM_SPAN;
+	size_t	 i = kpart_at(spans, j->parts, part) * OPTIM_SPAN;
+	size_t	 hi = kpart_at(spans, j->parts, part + 1) * OPTIM_SPAN;
+
+	(void)thread;
+	for (; i < hi; i += OPTIM_SPAN) {
+		optim_adamw_span(j->p + i, j->g + i, j->m + i, j->v + i,
+		    OPTIM_SPAN, &j->a);
 	}
-	optim_adamw_span(p + i, g + i, m + i, v + i, n - i, &a);
+	if (part == j->parts - 1)
+		optim_adamw_span(j->p + i, j->g + i, j->m + i, j->v + i,
+		    j->n - i, &j->a);
+}
+
+void
+adamw_step(struct pool *pool, float *p, const float *g, float *m, float *v,
+    size_t n, float lr, float beta1, float beta2, float eps, float wd,
+    long t)
+{
+	struct optim_adamw_job j = {
+		.a = { .lr = lr, .beta1 = beta1, .beta2 = beta2, .eps = eps,
+		    .wd = wd, .c1 = 1.0f - beta1, .c2 = 1.0f - beta2,
+		    .r1 = (float)(1.0 / (1.0 - pow(beta1, (double)t))),
+		    .r2 = (float)(1.0 / (1.0 - pow(beta2, (double)t))) },
+		.p = p, .g = g, .m = m, .v = v, .n = n,
+		.parts = kparts(n, 2 * KPARTS_GRAIN),
+	};
+
+	pool_run(pool, j.parts, optim_adamw_part, &j);
 }

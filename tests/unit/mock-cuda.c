@@ -214,7 +214,7 @@ cuda_embed_forward(float *out, const int32_t *tok, const float *wte,
 {
 	(void)s;
 	mock_cuda_calls++;
-	embed_forward(out, tok, wte, wpe, B, T, C);
+	embed_forward(NULL, out, tok, wte, wpe, B, T, C);
 	return 0;
 }
 
@@ -233,7 +233,7 @@ cuda_embed_backward(float *dwte, float *dwpe, const float *dout,
 	(void)ws;
 	(void)s;
 	mock_cuda_calls++;
-	embed_backward(dwte, dwpe, dout, tok, B, T, C);
+	embed_backward(NULL, dwte, dwpe, dout, tok, B, T, C);
 	return 0;
 }
 
@@ -243,7 +243,7 @@ cuda_layernorm_forward(float *out, float *mean, float *rstd, const float *x,
 {
 	(void)s;
 	mock_cuda_calls++;
-	layernorm_forward(out, mean, rstd, x, w, b, N, C);
+	layernorm_forward(NULL, out, mean, rstd, x, w, b, N, C);
 	return 0;
 }
 
@@ -254,7 +254,7 @@ cuda_layernorm_backward(float *dx, float *dw, float *db, const float *dout,
 {
 	(void)s;
 	mock_cuda_calls++;
-	layernorm_backward(dx, dw, db, dout, x, w, mean, rstd, N, C);
+	layernorm_backward(NULL, dx, dw, db, dout, x, w, mean, rstd, N, C);
 	return 0;
 }
 
@@ -264,7 +264,7 @@ cuda_matmul_forward(float *y, const float *x, const float *w, const float *b,
 {
 	(void)s;
 	mock_cuda_calls++;
-	matmul_forward(y, x, w, b, N, C, OC);
+	matmul_forward(NULL, y, x, w, b, N, C, OC);
 	return 0;
 }
 
@@ -274,7 +274,7 @@ cuda_matmul_backward(float *dx, float *dw, float *db, const float *dy,
 {
 	(void)s;
 	mock_cuda_calls++;
-	matmul_backward(dx, dw, db, dy, x, w, N, C, OC);
+	matmul_backward(NULL, dx, 1, dw, db, dy, x, w, N, C, OC);
 	return 0;
 }
 
@@ -284,7 +284,7 @@ cuda_head_forward(float *logits, const float *x, const float *wte, int N,
 {
 	(void)s;
 	mock_cuda_calls++;
-	head_forward(logits, x, wte, N, C, V);
+	head_forward(NULL, logits, x, wte, N, C, V);
 	return 0;
 }
 
@@ -294,25 +294,36 @@ cuda_head_backward(float *dx, float *dwte, const float *dlogits,
 {
 	(void)s;
 	mock_cuda_calls++;
-	head_backward(dx, dwte, dlogits, x, wte, N, C, V);
+	head_backward(NULL, dx, 1, dwte, dlogits, x, wte, N, C, V);
 	return 0;
 }
 
-/* What the device's takes, so that the mock's memory is the device's;
- * the CPU twin uses the first T * T floats. */
+/* What the device's takes, so that the mock's memory is the device's. */
 size_t
 cuda_attention_workspace(int B, int T, int H)
 {
 	return (size_t)(B > H ? B : H) * T * T * sizeof(float);
 }
 
+/*
+ * The CPU twin keeps only each row's statistics (2 floats, where the
+ * device keeps T probabilities): in the first floats of att, which the
+ * backward pass gets back; its scratch is its own.
+ */
 int
 cuda_attention_forward(float *out, float *att, const float *qkv, int B,
     int T, int C, int H, cudaStream_t s)
 {
+	float	*ws = malloc(attention_workspace(T, 1) * sizeof(float));
+
 	(void)s;
 	mock_cuda_calls++;
-	attention_forward(out, att, qkv, B, T, C, H);
+	if (ws == NULL || T < 2) {
+		fprintf(stderr, "mock-cuda: attention at T %d\n", T);
+		abort();
+	}
+	attention_forward(NULL, out, att, ws, qkv, B, T, C, H);
+	free(ws);
 	return 0;
 }
 
@@ -320,9 +331,17 @@ int
 cuda_attention_backward(float *dqkv, const float *dout, const float *qkv,
     const float *att, float *ws, int B, int T, int C, int H, cudaStream_t s)
 {
+	float	*hws = malloc(attention_workspace(T, 1) * sizeof(float));
+
 	(void)s;
+	(void)ws;
 	mock_cuda_calls++;
-	attention_backward(dqkv, dout, qkv, att, ws, B, T, C, H);
+	if (hws == NULL) {
+		fprintf(stderr, "mock-cuda: attention at T %d\n", T);
+		abort();
+	}
+	attention_backward(NULL, dqkv, 1, dout, qkv, att, hws, B, T, C, H);
+	free(hws);
 	return 0;
 }
 
@@ -331,7 +350,7 @@ cuda_gelu_forward(float *y, const float *x, size_t n, cudaStream_t s)
 {
 	(void)s;
 	mock_cuda_calls++;
-	gelu_forward(y, x, n);
+	gelu_forward(NULL, y, x, n);
 	return 0;
 }
 
@@ -341,7 +360,7 @@ cuda_gelu_backward(float *dx, const float *x, const float *dy, size_t n,
 {
 	(void)s;
 	mock_cuda_calls++;
-	gelu_backward(dx, x, dy, n);
+	gelu_backward(NULL, dx, x, dy, n);
 	return 0;
 }
 
@@ -351,7 +370,7 @@ cuda_residual_forward(float *out, const float *a, const float *b, size_t n,
 {
 	(void)s;
 	mock_cuda_calls++;
-	residual_forward(out, a, b, n);
+	residual_forward(NULL, out, a, b, n);
 	return 0;
 }
 
@@ -386,7 +405,7 @@ cuda_vocab_xent(float *logits, double *loss, const int32_t *target, int N,
 	(void)ws;
 	(void)s;
 	mock_cuda_calls++;
-	sum = vocab_xent(logits, target, N, V, scale);
+	sum = vocab_xent(NULL, logits, target, N, V, scale);
 	if (loss != NULL)
 		*loss = sum;
 	return 0;

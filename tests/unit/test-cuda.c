@@ -427,8 +427,8 @@ t_optim(void **state)
 		CK(cudaMemset(d_m, 0, n * 4));
 		CK(cudaMemset(d_v, 0, n * 4));
 		for (long t = 1; t <= 3; t++) {
-			adamw_step(p, g, m, v, n, 1e-3f, 0.9f, 0.999f, 1e-8f,
-			    0.01f, t);
+			adamw_step(NULL, p, g, m, v, n, 1e-3f, 0.9f, 0.999f,
+			    1e-8f, 0.01f, t);
 			OK(cuda_adamw_step(d_p, d_g, d_m, d_v, n, 1e-3f, 0.9f,
 			    0.999f, 1e-8f, 0.01f, t, NULL));
 		}

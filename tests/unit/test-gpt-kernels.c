@@ -109,6 +109,19 @@ gk_check_grad(const char *what, const float *got, const float *base,
 	assert_true(w < GK_TOL);
 }
 
+/* A gradient written (add 0) over a buffer of NaNs equals, element for
+ * element, the same gradient added (add 1) to zeros. */
+static void
+gk_check_set(const char *what, const float *set, const float *added,
+    size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!(set[i] == added[i]))
+			fail_msg("%s written: [%zu] %g, added to 0: %g", what,
+			    i, set[i], added[i]);
+	printf("  %-18s written as it is added\n", what);
+}
+
 /* The shared state of the double references. */
 static double	 d_x[GK_MAX], d_w[GK_MAX], d_b[GK_MAX], d_r[GK_MAX];
 static double	 d_y[GK_MAX];
@@ -153,10 +166,10 @@ t_embed(void **state)
 	gk_fill(bwpe, d_x, GK_T * GK_C, 1);
 	memcpy(dwte, bwte, sizeof dwte);
 	memcpy(dwpe, bwpe, sizeof dwpe);
-	embed_forward(out, g_tok, wte, wpe, GK_B, GK_T, GK_C);
+	embed_forward(NULL, out, g_tok, wte, wpe, GK_B, GK_T, GK_C);
 	ref_embed();
 	assert_true(gk_worst(out, d_y, GK_N * GK_C) < 1e-6);
-	embed_backward(dwte, dwpe, r, g_tok, GK_B, GK_T, GK_C);
+	embed_backward(NULL, dwte, dwpe, r, g_tok, GK_B, GK_T, GK_C);
 	gk_check_grad("embed dwte", dwte, bwte, ref_embed, d_w, GK_V * GK_C);
 	gk_check_grad("embed dwpe", dwpe, bwpe, ref_embed, d_b, GK_T * GK_C);
 }
@@ -203,10 +216,10 @@ t_layernorm(void **state)
 	memcpy(dx, bx, sizeof dx);
 	memcpy(dw, bw, sizeof dw);
 	memcpy(db, bb, sizeof db);
-	layernorm_forward(out, mean, rstd, x, w, b, GK_N, GK_C);
+	layernorm_forward(NULL, out, mean, rstd, x, w, b, GK_N, GK_C);
 	ref_layernorm();
 	assert_true(gk_worst(out, d_y, GK_N * GK_C) < 1e-4);
-	layernorm_backward(dx, dw, db, r, x, w, mean, rstd, GK_N, GK_C);
+	layernorm_backward(NULL, dx, dw, db, r, x, w, mean, rstd, GK_N, GK_C);
 	gk_check_grad("layernorm dx", dx, bx, ref_layernorm, d_x, GK_N * GK_C);
 	gk_check_grad("layernorm dw", dw, bw, ref_layernorm, d_w, GK_C);
 	gk_check_grad("layernorm db", db, bb, ref_layernorm, d_b, GK_C);
@@ -249,18 +262,25 @@ t_matmul(void **state)
 	memcpy(dx, bx, sizeof dx);
 	memcpy(dw, bw, sizeof dw);
 	memcpy(db, bb, sizeof db);
-	matmul_forward(y, x, w, b, GK_N, GK_C, GK_OC);
+	matmul_forward(NULL, y, x, w, b, GK_N, GK_C, GK_OC);
 	ref_matmul();
 	assert_true(gk_worst(y, d_y, GK_N * GK_OC) < 1e-5);
-	matmul_backward(dx, dw, db, r, x, w, GK_N, GK_C, GK_OC);
+	matmul_backward(NULL, dx, 1, dw, db, r, x, w, GK_N, GK_C, GK_OC);
 	gk_check_grad("matmul dx", dx, bx, ref_matmul, d_x, GK_N * GK_C);
 	gk_check_grad("matmul dw", dw, bw, ref_matmul, d_w, GK_C * GK_OC);
 	gk_check_grad("matmul db", db, bb, ref_matmul, d_b, GK_OC);
 	/* Without a bias the output is x W alone. */
-	matmul_forward(y, x, w, NULL, GK_N, GK_C, GK_OC);
+	matmul_forward(NULL, y, x, w, NULL, GK_N, GK_C, GK_OC);
 	memset(d_b, 0, GK_OC * sizeof *d_b);
 	ref_matmul();
 	assert_true(gk_worst(y, d_y, GK_N * GK_OC) < 1e-5);
+	for (int i = 0; i < GK_N * GK_C; i++) {
+		bx[i] = NAN;
+		dx[i] = 0;
+	}
+	matmul_backward(NULL, bx, 0, dw, NULL, r, x, w, GK_N, GK_C, GK_OC);
+	matmul_backward(NULL, dx, 1, dw, NULL, r, x, w, GK_N, GK_C, GK_OC);
+	gk_check_set("matmul dx", bx, dx, GK_N * GK_C);
 }
 
 /* --- tied head: logits = x wte^T: d_x [N, C], d_w [V, C] --- */
@@ -295,85 +315,130 @@ t_head(void **state)
 	gk_fill(bw, junk, GK_V * GK_C, 1);
 	memcpy(dx, bx, sizeof dx);
 	memcpy(dw, bw, sizeof dw);
-	head_forward(y, x, wte, GK_N, GK_C, GK_V);
+	head_forward(NULL, y, x, wte, GK_N, GK_C, GK_V);
 	ref_head();
 	assert_true(gk_worst(y, d_y, GK_N * GK_V) < 1e-5);
-	head_backward(dx, dw, r, x, wte, GK_N, GK_C, GK_V);
+	head_backward(NULL, dx, 1, dw, r, x, wte, GK_N, GK_C, GK_V);
 	gk_check_grad("head dx", dx, bx, ref_head, d_x, GK_N * GK_C);
 	gk_check_grad("head dwte", dw, bw, ref_head, d_w, GK_V * GK_C);
+	for (int i = 0; i < GK_N * GK_C; i++) {
+		bx[i] = NAN;
+		dx[i] = 0;
+	}
+	head_backward(NULL, bx, 0, dw, r, x, wte, GK_N, GK_C, GK_V);
+	head_backward(NULL, dx, 1, dw, r, x, wte, GK_N, GK_C, GK_V);
+	gk_check_set("head dx", bx, dx, GK_N * GK_C);
 }
 
-/* --- causal attention: d_x is qkv [B, T, 3C] --- */
+/*
+ * --- causal attention: qkv [B, T, 3C] in ga_x, out in ga_y ---
+ *
+ * Its own shapes, so that a context longer than the kernel's block of
+ * queries (32 at this T) runs the tiling: T = 70 is two whole blocks and
+ * a part one.
+ */
+
+static int	 ga_B, ga_T, ga_C, ga_H;
+static double	*ga_x, *ga_y, *ga_r;
+
+/* Row i of head h of sample b, into ga_y; s is T doubles of scratch. */
+static void
+ref_attention_row(int b, int h, int i, double *s)
+{
+	int	 T = ga_T, C = ga_C, d = C / ga_H, ld = 3 * C;
+	const double *base = ga_x + (size_t)b * T * ld + h * d;
+	const double *q = base + (size_t)i * ld;
+	double	 max = -1e300, sum = 0;
+
+	for (int j = 0; j <= i; j++) {
+		const double *k = base + (size_t)j * ld + C;
+
+		s[j] = 0;
+		for (int c = 0; c < d; c++)
+			s[j] += q[c] * k[c];
+		s[j] /= sqrt((double)d);
+		max = fmax(max, s[j]);
+	}
+	for (int j = 0; j <= i; j++)
+		sum += (s[j] = exp(s[j] - max));
+	for (int c = 0; c < d; c++) {
+		double	 o = 0;
+
+		for (int j = 0; j <= i; j++)
+			o += s[j] / sum * base[(size_t)j * ld + 2 * C + c];
+		ga_y[(size_t)(b * T + i) * C + h * d + c] = o;
+	}
+}
 
 static double
 ref_attention(void)
 {
-	int	 d = GK_C / GK_H, ld = 3 * GK_C;
+	double	*s = malloc((size_t)ga_T * sizeof *s), dot = 0;
 
-	for (int b = 0; b < GK_B; b++)
-		for (int h = 0; h < GK_H; h++)
-			for (int i = 0; i < GK_T; i++) {
-				const double *q = d_x + (b * GK_T + i) * ld + h * d;
-				double	 s[GK_T], max = -1e300, sum = 0;
+	for (int b = 0; b < ga_B; b++)
+		for (int h = 0; h < ga_H; h++)
+			for (int i = 0; i < ga_T; i++)
+				ref_attention_row(b, h, i, s);
+	free(s);
+	for (int i = 0; i < ga_B * ga_T * ga_C; i++)
+		dot += ga_y[i] * ga_r[i];
+	return dot;
+}
 
-				for (int j = 0; j <= i; j++) {
-					const double *k = d_x +
-					    (b * GK_T + j) * ld + GK_C + h * d;
+/* One shape: the output against the reference, the gradient against
+ * central differences, accumulated onto values already there. */
+static void
+gk_attention_case(int B, int T, int C, int H)
+{
+	size_t	 nq = (size_t)B * T * 3 * C, no = (size_t)B * T * C;
+	float	*qkv = malloc(nq * 4), *dqkv = malloc(nq * 4);
+	float	*base = malloc(nq * 4), *out = malloc(no * 4);
+	float	*r = malloc(no * 4), *stats = malloc((size_t)B * H * T * 2 * 4);
+	float	*ws = malloc(attention_workspace(T, 1) * 4);
+	double	*junk = malloc(nq * sizeof *junk);
+	double	*num = malloc(nq * sizeof *num);
+	double	 w = 0;
 
-					s[j] = 0;
-					for (int c = 0; c < d; c++)
-						s[j] += q[c] * k[c];
-					s[j] /= sqrt((double)d);
-					max = fmax(max, s[j]);
-				}
-				for (int j = 0; j <= i; j++)
-					sum += (s[j] = exp(s[j] - max));
-				for (int c = 0; c < d; c++) {
-					double o = 0;
-
-					for (int j = 0; j <= i; j++)
-						o += s[j] / sum * d_x[(b * GK_T + j) *
-						    ld + 2 * GK_C + h * d + c];
-					d_y[(b * GK_T + i) * GK_C + h * d + c] = o;
-				}
-			}
-	return gk_dot_r(GK_N * GK_C);
+	ga_B = B, ga_T = T, ga_C = C, ga_H = H;
+	ga_x = malloc(nq * sizeof *ga_x);
+	ga_y = malloc(no * sizeof *ga_y);
+	ga_r = malloc(no * sizeof *ga_r);
+	gk_fill(qkv, ga_x, nq, 2);
+	gk_fill(r, ga_r, no, 1);
+	gk_fill(base, junk, nq, 1);
+	memcpy(dqkv, base, nq * 4);
+	attention_forward(NULL, out, stats, ws, qkv, B, T, C, H);
+	ref_attention();
+	printf("  attention B%d T%d C%d H%d: out worst relative error %.2e\n",
+	    B, T, C, H, gk_worst(out, ga_y, no));
+	assert_true(gk_worst(out, ga_y, no) < 1e-4);
+	attention_backward(NULL, dqkv, 1, r, qkv, stats, ws, B, T, C, H);
+	gk_numeric(ref_attention, ga_x, nq, num);
+	for (size_t i = 0; i < nq; i++)
+		w = fmax(w, gk_rel(dqkv[i] - base[i], num[i]));
+	printf("  attention dqkv     worst relative error %.2e\n", w);
+	assert_true(w < GK_TOL);
+	for (size_t i = 0; i < nq; i++) {
+		base[i] = NAN;
+		dqkv[i] = 0;
+	}
+	attention_backward(NULL, base, 0, r, qkv, stats, ws, B, T, C, H);
+	attention_backward(NULL, dqkv, 1, r, qkv, stats, ws, B, T, C, H);
+	gk_check_set("attention dqkv", base, dqkv, nq);
+	free(qkv); free(dqkv); free(base); free(out); free(r); free(stats);
+	free(ws); free(junk); free(num); free(ga_x); free(ga_y); free(ga_r);
 }
 
 static void
 t_attention(void **state)
 {
-	float	 qkv[GK_N * 3 * GK_C], out[GK_N * GK_C], r[GK_N * GK_C];
-	float	 att[GK_B * GK_H * GK_T * GK_T], dqkv[GK_N * 3 * GK_C];
-	float	 base[GK_N * 3 * GK_C], ws[GK_T * GK_T];
-	double	 junk[GK_MAX];
-
 	(void)state;
-	assert_true(attention_workspace(GK_T) <= GK_T * GK_T);
-	gk_fill(qkv, d_x, GK_N * 3 * GK_C, 2);
-	gk_fill(r, d_r, GK_N * GK_C, 1);
-	gk_fill(base, junk, GK_N * 3 * GK_C, 1);
-	memcpy(dqkv, base, sizeof dqkv);
-	attention_forward(out, att, qkv, GK_B, GK_T, GK_C, GK_H);
-	ref_attention();
-	assert_true(gk_worst(out, d_y, GK_N * GK_C) < 1e-4);
-	/* Causal: nothing above the diagonal, and each row sums to 1. */
-	for (int bh = 0; bh < GK_B * GK_H; bh++)
-		for (int i = 0; i < GK_T; i++) {
-			double s = 0;
-
-			for (int j = 0; j < GK_T; j++) {
-				float p = att[(bh * GK_T + i) * GK_T + j];
-
-				if (j > i)
-					assert_true(p == 0);
-				s += p;
-			}
-			assert_true(fabs(s - 1) < 1e-5);
-		}
-	attention_backward(dqkv, r, qkv, att, ws, GK_B, GK_T, GK_C, GK_H);
-	gk_check_grad("attention dqkv", dqkv, base, ref_attention, d_x,
-	    GK_N * 3 * GK_C);
+	/* Its memory grows with T, not T * T: at 1024 its scratch is a
+	 * quarter of one head's T * T probabilities, at 4096 a sixteenth. */
+	assert_true(attention_workspace(1024, 1) * 4 <= 1024 * 1024);
+	assert_true(attention_workspace(4096, 1) * 16 <= 4096 * 4096);
+	gk_attention_case(GK_B, GK_T, GK_C, GK_H);
+	gk_attention_case(1, 70, 8, 2);
 }
 
 /* --- GELU, tanh form: d_x [N * C] --- */
@@ -402,17 +467,17 @@ t_gelu(void **state)
 	gk_fill(r, d_r, GK_N * GK_C, 1);
 	gk_fill(base, junk, GK_N * GK_C, 1);
 	memcpy(dx, base, sizeof dx);
-	gelu_forward(y, x, GK_N * GK_C);
+	gelu_forward(NULL, y, x, GK_N * GK_C);
 	ref_gelu();
 	assert_true(gk_worst(y, d_y, GK_N * GK_C) < 1e-5);
-	gelu_backward(dx, x, r, GK_N * GK_C);
+	gelu_backward(NULL, dx, x, r, GK_N * GK_C);
 	gk_check_grad("gelu dx", dx, base, ref_gelu, d_x, GK_N * GK_C);
 	/* Far out: 0 below (an exp far past a float's range, once an
 	 * int conversion out of range), x above. */
 	{
 		float	 far[2] = { -3000.0f, 3000.0f }, out[2];
 
-		gelu_forward(out, far, 2);
+		gelu_forward(NULL, out, far, 2);
 		assert_true(out[0] == 0.0f && out[1] == 3000.0f);
 	}
 }
@@ -443,10 +508,10 @@ t_residual(void **state)
 	gk_fill(bb, junk, GK_N * GK_C, 1);
 	memcpy(da, ba, sizeof da);
 	memcpy(db, bb, sizeof db);
-	residual_forward(y, a, b, GK_N * GK_C);
+	residual_forward(NULL, y, a, b, GK_N * GK_C);
 	ref_residual();
 	assert_true(gk_worst(y, d_y, GK_N * GK_C) < 1e-6);
-	residual_backward(da, db, r, GK_N * GK_C);
+	residual_backward(NULL, da, db, r, GK_N * GK_C);
 	gk_check_grad("residual da", da, ba, ref_residual, d_x, GK_N * GK_C);
 	gk_check_grad("residual db", db, bb, ref_residual, d_w, GK_N * GK_C);
 }
@@ -487,10 +552,10 @@ t_xent(void **state)
 	memset(zero, 0, sizeof zero);
 	ref = ref_xent();
 	/* scale 0: the loss only, the logits untouched. */
-	loss = vocab_xent(logits, g_tgt, GK_N, GK_V, 0);
+	loss = vocab_xent(NULL, logits, g_tgt, GK_N, GK_V, 0);
 	assert_true(fabs(loss - ref) / ref < 1e-6);
 	assert_memory_equal(logits, keep, sizeof keep);
-	loss = vocab_xent(logits, g_tgt, GK_N, GK_V, 1.0f);
+	loss = vocab_xent(NULL, logits, g_tgt, GK_N, GK_V, 1.0f);
 	printf("  xent loss %.9f, reference %.9f\n", loss, ref);
 	assert_true(fabs(loss - ref) / ref < 1e-6);
 	gk_check_grad("xent dlogits", logits, zero, ref_xent, d_x, GK_N * GK_V);

@@ -582,7 +582,7 @@ test_adamw_step(void **state)
 		float	g[2] = { 0.5f, gs[t - 1] };
 		double	mh, vh;
 
-		adamw_step(p, g, m, v, 2, lr, b1, b2, eps, wd, t);
+		adamw_step(NULL, p, g, m, v, 2, lr, b1, b2, eps, wd, t);
 		m1 = b1 * m1 + (1 - b1) * g[1];
 		v1 = b2 * v1 + (1 - b2) * g[1] * g[1];
 		mh = m1 / (1 - pow(b1, t));
@@ -615,7 +615,7 @@ test_optim_long(void **state)
 		tk_fill(g, NULL, N);
 		sgd_step(p[0], g, NULL, N, lr, 0.0f, wd);
 		sgd_step(p[1], g, m[0], N, lr, mu, wd);
-		adamw_step(p[2], g, m[1], v, N, lr, b1, b2, eps, wd, t);
+		adamw_step(NULL, p[2], g, m[1], v, N, lr, b1, b2, eps, wd, t);
 		for (int i = 0; i < N; i++) {
 			double	mh, vh;
 
