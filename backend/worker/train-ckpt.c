@@ -291,9 +291,14 @@ train_resume_fits(const struct trainer *t, const struct ckpt_meta *cm,
 		return -1;
 	}
 	if (cm->step_in_epoch >= steps || cm->skew >= global) {
+		char	 skew[48] = "";
+
+		if (cm->skew > 0)
+			snprintf(skew, sizeof skew, " (after a skew of %ld)",
+			    cm->skew);
 		snprintf(err, errlen, "%s does not fit this job: step_in_epoch is "
-		    "%ld (skew %ld) in the checkpoint, and an epoch of the job "
-		    "has %ld steps", path, cm->step_in_epoch, cm->skew, steps);
+		    "%ld in the checkpoint%s, and an epoch of the job has %ld "
+		    "steps", path, cm->step_in_epoch, skew, steps);
 		return -1;
 	}
 	if (cm->step != cm->epoch * spe + cm->step_in_epoch + spe - steps ||
