@@ -71,7 +71,7 @@ bp_make(struct bp *b)
 		struct goodput_job g = { { bp_uniform(&r, 0.005, 0.05),
 		    bp_uniform(&r, 0.0002, 0.002), bp_uniform(&r, 0.002, 0.02),
 		    0.0005, bp_uniform(&r, 0.01, 0.1), 0.002, 1, 0 },
-		    bp_uniform(&r, 100, 10000), 64, 4096, 128 };
+		    bp_uniform(&r, 100, 10000), 64, 4096, 128, 0, 0 };
 		struct policy_row *rows = &b->rows[used];
 		double	 base = goodput_best(&g, 1, 1, NULL);
 		int	 n = 0;

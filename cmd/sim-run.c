@@ -300,7 +300,7 @@ sim_job_init(struct sim *s, struct sj *x, const struct sim_job *job)
 	/* An elastic policy may choose the batch, from the job's own up to
 	 * the application's most; the baselines run the job's. */
 	x->gj = (struct goodput_job){ a->model, -1, job->batch, job->batch,
-	    a->micro_max };
+	    a->micro_max, 0, 0 };
 	if (s->p->elastic && a->batch_max > job->batch)
 		x->gj.batch_max = a->batch_max;
 }

@@ -200,7 +200,7 @@ static const struct {
 static double
 gen_throughput(const struct sim_app *a, int ranks, int batch, int slots)
 {
-	struct goodput_job j = { a->model, -1, batch, batch, a->micro_max };
+	struct goodput_job j = { a->model, -1, batch, batch, a->micro_max, 0, 0 };
 	struct goodput_choice c;
 
 	goodput_best(&j, (ranks + slots - 1) / slots, ranks, &c);

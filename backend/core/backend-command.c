@@ -87,7 +87,8 @@ backend_jobs_json(struct backend *b)
 		    j->name, "phase", job_phase_name(j->phase), "ranks",
 		    j->world, "min_ranks", j->spec.resources.min_ranks,
 		    "max_ranks", j->spec.resources.max_ranks, "nodes", nodes,
-		    "global_batch", j->spec.train.batch.global, "age_s",
+		    "global_batch", j->gp.batch > 0 ? j->gp.batch :
+		    j->spec.train.batch.global, "age_s",
 		    j->submitted > 0 ? now - j->submitted : 0.0);
 		if (r0 != NULL && (r0->known & RM_BIT(MICRO_BATCH)) &&
 		    (r0->known & RM_BIT(ACCUM))) {

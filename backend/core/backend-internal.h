@@ -197,6 +197,10 @@ void	backend_send_cmd(struct backend *, struct job_state *, enum job_cmd);
 int	sched_open(struct backend *, const struct sched_config *cluster,
 	    const struct sched_config *user, char *err, size_t errlen);
 void	sched_observe(struct job_state *, const struct rank_state *);
+/* Settle j->gp.batch and lr for the generation about to launch at
+ * j->world on its placement (an adaptive job's choice, docs/scheduling.md
+ * "The batch of an adaptive job"; kept while the world stays). */
+void	sched_batch(struct job_state *);
 void	sched_tick(struct backend *, double now);
 
 /* backend-migrate.c: the operator's migrate command: {rank, node}.  0,

@@ -189,6 +189,13 @@ launch_order_of(struct backend *b, struct job_state *j, int r,
 		if (strcmp(ns->host, fn->spec->host) == 0)
 			l->host_slots += ns->cpu_slots + ns->cuda_slots;
 	}
+	/* An adaptive batch: what sched_batch chose for this world. */
+	if (j->spec.train.batch.adaptive && j->prog == NULL) {
+		l->global_batch = j->gp.batch;
+		l->lr = j->gp.lr;
+		l->have |= (uint64_t)1 << LAUNCH_F_global_batch |
+		    (uint64_t)1 << LAUNCH_F_lr;
+	}
 	snprintf(l->job, sizeof l->job, "%s", j->name);
 	snprintf(l->node, sizeof l->node, "%s", fn->spec->name);
 	snprintf(l->addr, sizeof l->addr, "%s", fn->addr);
@@ -270,16 +277,45 @@ backend_journal_tick(struct backend *b, double now)
 	}
 }
 
+/* An adaptive job's events say the batch and learning rate it runs at. */
+static void
+event_batch(const struct job_state *j, json_t *ev)
+{
+	json_object_set_new(ev, "global_batch", json_integer(j->gp.batch));
+	json_object_set_new(ev, "lr", json_real(j->gp.lr));
+}
+
+/* The placed event; an adaptive job's with its batch. */
+static void
+launch_placed(struct backend *b, struct job_state *j, const char *note)
+{
+	char	 why[1280];
+	json_t	*ev;
+
+	snprintf(why, sizeof why, "%d ranks on %s%s%s", j->world,
+	    placement_text(b, j), *note != '\0' ? "; " : "", note);
+	if (j->spec.train.batch.adaptive && j->prog == NULL)
+		snprintf(why + strlen(why), sizeof why - strlen(why), "; global "
+		    "batch %d, lr %g", j->gp.batch, j->gp.lr);
+	if ((ev = backend_event_new(b, j->name, EV_PLACED, -1, NULL,
+	    why)) == NULL)
+		return;
+	if (j->spec.train.batch.adaptive && j->prog == NULL)
+		event_batch(j, ev);
+	backend_event_raise(b, ev);
+	json_decref(ev);
+}
+
 void
 backend_launch_job(struct backend *b, struct job_state *j, const char *note)
 {
 	job_fresh_checkpoints(b, j);
 	backend_series_open(b, j, !j->opts.resume);
+	sched_batch(j);
 	backend_journal_job(b, j);
 	job_set_phase(b, j, JOB_PLACING, "%d ranks on %s", j->world,
 	    placement_text(b, j));
-	backend_event(b, j->name, EV_PLACED, -1, NULL, "%d ranks on %s%s%s",
-	    j->world, placement_text(b, j), *note != '\0' ? "; " : "", note);
+	launch_placed(b, j, note);
 	j->grace_until = clock_mono() + 2;
 	if (j->started == 0)
 		j->started = clock_mono();
@@ -307,16 +343,15 @@ relaunch_resized(struct backend *b, struct job_state *j, int from)
 	json_t	*ev;
 
 	snprintf(why, sizeof why, "%s; %d -> %d ranks, generation %d on %s, "
-	    "resuming from the newest checkpoint", j->restart.reason, from,
-	    j->world, j->generation, placement_text(b, j));
+	    "global batch %d, lr %g, resuming from the newest checkpoint",
+	    j->restart.reason, from, j->world, j->generation,
+	    placement_text(b, j), j->gp.batch, j->gp.lr);
 	if ((ev = backend_event_new(b, j->name, EV_RESIZED, -1, NULL,
 	    why)) == NULL)
 		return;
 	json_object_set_new(ev, "from", json_integer(from));
 	json_object_set_new(ev, "to", json_integer(j->world));
-	json_object_set_new(ev, "global_batch", json_integer(
-	    j->spec.train.batch.global));
-	json_object_set_new(ev, "lr", json_real(j->spec.train.lr.base));
+	event_batch(j, ev);
 	backend_event_raise(b, ev);
 	json_decref(ev);
 }
@@ -343,6 +378,7 @@ backend_relaunch(struct backend *b, struct job_state *j)
 	j->generation++;
 	j->restarts++;
 	j->fail_since = 0;
+	sched_batch(j);
 	backend_journal_job(b, j);
 	job_set_phase(b, j, JOB_PLACING, "generation %d on %s", j->generation,
 	    placement_text(b, j));

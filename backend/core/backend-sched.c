@@ -80,45 +80,101 @@ sched_observe(struct job_state *j, const struct rank_state *rs)
 	}
 	if (rs->known & RM_BIT(NOISE_SCALE))
 		g->noise_scale = rs->noise_scale;
+	/* A backend that attached learns the batch from the ranks. */
+	if ((rs->known & RM_BIT(GLOBAL_BATCH)) && g->batch == 0 &&
+	    rs->global_batch > 0) {
+		g->batch = (int)rs->global_batch;
+		g->batch_world = j->world;
+		g->lr = goodput_lr(&j->spec, g->batch, g->noise_scale);
+	}
 	if (rs->known & RM_BIT(SAMPLES_PER_S)) {
 		g->goodput = rs->samples_per_s * goodput_efficiency(
 		    g->noise_scale, j->spec.train.batch.global_min,
-		    j->spec.train.batch.global);
+		    g->batch > 0 ? g->batch : j->spec.train.batch.global);
 		g->known = true;
 	}
 }
 
-/* The world sizes j may take: its batch splits evenly over them, and a
- * fixed micro-batch divides each rank's share. */
+/* j as the goodput model sees it, its model not fitted. */
+static void
+sched_job(const struct job_state *j, struct goodput_job *gj)
+{
+	const struct job_goodput *g = &j->gp;
+	const struct job_spec *s = &j->spec;
+
+	*gj = (struct goodput_job){ .noise_scale = g->noise_scale,
+	    .batch0 = s->train.batch.global_min,
+	    .batch_max = s->train.batch.global_max,
+	    .micro_max = s->train.batch.micro > 0 ? s->train.batch.micro :
+	    s->train.batch.global_max, .micro_fixed = s->train.batch.micro,
+	    .min_ranks = s->train.batch.adaptive ? s->resources.min_ranks : 0 };
+}
+
+/* The same with its model; whether it could be fitted (it has
+ * observations, and is not a program's). */
+static bool
+sched_model(const struct job_state *j, struct goodput_job *gj)
+{
+	const struct job_goodput *g = &j->gp;
+	char	 err[128];
+
+	sched_job(j, gj);
+	return g->nobs > 0 && j->prog == NULL &&
+	    goodput_fit(g->obs, g->nobs, &gj->model, err, sizeof err) == 0;
+}
+
+void
+sched_batch(struct job_state *j)
+{
+	struct job_goodput *g = &j->gp;
+	struct goodput_job gj;
+	bool	 fitted;
+	int	 batch;
+
+	if (!j->spec.train.batch.adaptive || j->prog != NULL) {
+		g->batch = j->spec.train.batch.global;
+		g->lr = j->spec.train.lr.base;
+		g->batch_world = j->world;
+		return;
+	}
+	if (g->batch > 0 && g->batch_world == j->world)
+		return;		/* a failover or a migration keeps it */
+	fitted = sched_model(j, &gj);
+	if ((batch = goodput_batch(&gj, fitted, job_nodes_used(j),
+	    j->world)) == 0)
+		batch = j->spec.train.batch.global_min;	/* cannot happen:
+							 * counts fit */
+	g->batch = batch;
+	g->batch_world = j->world;
+	g->lr = goodput_lr(&j->spec, batch, g->noise_scale);
+}
+
+/* The world sizes j may take: a batch it may run at splits evenly over
+ * them (an adaptive one's, some batch in its range), and a fixed
+ * micro-batch divides each rank's share. */
 static bool
 sched_count_fits(const struct job_state *j, int k)
 {
-	int	 global = j->spec.train.batch.global, micro =
-	    j->spec.train.batch.micro;
+	struct goodput_job gj;
 
 	if (j->prog != NULL)
 		return true;		/* a program cuts its own batch */
-	return global % k == 0 && (micro == 0 || (global / k) % micro == 0);
+	sched_job(j, &gj);
+	return goodput_batch(&gj, false, 1, k) > 0;
 }
 
 /* j's speedup table: from its fitted model once it has observations,
- * else the optimistic guess a new job gets (linear in its ranks). */
+ * else the optimistic guess a new job gets (linear in its ranks).  An
+ * adaptive job's rows are at the best batch of each count. */
 static int
 sched_rows(const struct job_state *j, int slots, int nnodes,
     struct policy_row *rows, int max)
 {
-	const struct job_goodput *g = &j->gp;
-	struct goodput_job gj = { .noise_scale = g->noise_scale,
-	    .batch0 = j->spec.train.batch.global,
-	    .batch_max = j->spec.train.batch.global,
-	    .micro_max = j->spec.train.batch.micro > 0 ?
-	    j->spec.train.batch.micro : j->spec.train.batch.global };
+	struct goodput_job gj;
 	int	 lo = j->spec.resources.min_ranks, hi = j->spec.resources.max_ranks;
 	int	 n = 0, got;
-	char	 err[128];
 
-	if (g->nobs > 0 && j->prog == NULL &&
-	    goodput_fit(g->obs, g->nobs, &gj.model, err, sizeof err) == 0 &&
+	if (sched_model(j, &gj) &&
 	    (got = goodput_speedups(&gj, hi, slots, nnodes, rows, max)) > 0) {
 		/* Only the counts it may run at, within min..max. */
 		for (int i = 0; i < got; i++) {

@@ -130,8 +130,8 @@ enum job_cmd { JOB_CMD_STOP, JOB_CMD_PAUSE, JOB_CMD_CHECKPOINT,
 
 /* What the scheduler knows of a job's goodput (backend-sched.c): its
  * steps' cost by configuration, averaged, the newest noise scale, the
- * goodput now (samples/s at its batch's efficiency) and its attained
- * service. */
+ * goodput now (samples/s at its batch's efficiency), its attained
+ * service and the batch it runs at. */
 #define GOODPUT_CONFIGS_MAX	16
 struct job_goodput {
 	struct goodput_obs obs[GOODPUT_CONFIGS_MAX];
@@ -141,6 +141,12 @@ struct job_goodput {
 	double		 goodput;	/* known once a rank reported speed */
 	bool		 known;
 	double		 attained;	/* slot-seconds */
+	/* The global batch and base learning rate of the generation that
+	 * runs (sched_batch): an adaptive job's choice for its world, the
+	 * spec's otherwise; batch 0: not chosen yet (after an attach, until
+	 * rank 0 reports its global_batch). */
+	int		 batch, batch_world;
+	double		 lr;
 };
 
 struct job_state {

@@ -36,11 +36,15 @@
 	X(log_flood, INT, 0, REQ)					\
 	X(leak_bytes, LONG, 0, REQ)					\
 	X(crash_at, LONG, 0, REQ)					\
-	X(program, JSON, 0, OPT)	/* a program job's: argv, env, ... */
+	X(program, JSON, 0, OPT)	/* a program job's: argv, env, ... */ \
+	X(global_batch, INT, 0, OPT)	/* an adaptive batch's choice ... */ \
+	X(lr, REAL, 0, OPT)		/* ... and its lr.base (goodput_lr) */
 
 struct launch_order {
 	LAUNCH_FIELDS(RECORD_MEMBER)
-	uint64_t	 have;		/* LAUNCH_F_program: a program's */
+	uint64_t	 have;		/* LAUNCH_F_program: a program's;
+					 * LAUNCH_F_global_batch, _lr: an
+					 * adaptive job's */
 };
 
 #define LAUNCH_BIT(f, ...)	RECORD_BIT(LAUNCH_F_, f)

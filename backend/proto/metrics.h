@@ -280,6 +280,9 @@ const char	*gpu_throttle_text(double mask, char *buf, size_t len);
 	    "loss", 1)							\
 	X(LR, lr, REAL, GAUGE, "", "the learning rate of the last step", \
 	    "learning_rate", 1)						\
+	X(GLOBAL_BATCH, global_batch, INT, GAUGE, "samples",		\
+	    "the global batch it runs at (an adaptive one's choice)",	\
+	    "global_batch_samples", 1)					\
 	X(SAMPLES_PER_S, samples_per_s, REAL, GAUGE, "samples/s",	\
 	    "the global batch over the step time", "samples_per_second", 1) \
 	X(STEP_MS, step_ms, REAL, GAUGE, "ms", "the last step, wall time", \

@@ -30,6 +30,7 @@
 #ifndef HUNTER_GOODPUT_H
 #define HUNTER_GOODPUT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "backend/spec/spec.h"
@@ -62,6 +63,11 @@ struct goodput_job {
 	int	 batch0;	/* M0: the fixed batch, an adaptive one's min */
 	int	 batch_max;	/* == batch0 for a fixed batch */
 	int	 micro_max;	/* the largest micro-batch a rank fits */
+	int	 micro_fixed;	/* train.batch.micro; 0: auto (any that
+				 * divides a rank's share) */
+	int	 min_ranks;	/* > 0: an adaptive batch whose noise scale
+				 * is unknown runs at goodput_batch_rule's
+				 * batch, efficiency 1, in the speedups */
 };
 
 struct goodput_choice {
@@ -103,10 +109,31 @@ double	goodput_best(const struct goodput_job *, int nodes, int ranks,
 	    struct goodput_choice *);
 
 /*
+ * The rule for an adaptive batch without a fitted model or a noise
+ * scale: each rank keeps the share of batch0 it had at min_ranks
+ * (batch0 x ranks / min_ranks), clipped to batch_max and rounded down
+ * to a multiple of ranks x micro_fixed (ranks with micro auto), but
+ * never below batch0 rounded up to one.  0 when no such multiple lies
+ * in [batch0, batch_max].
+ */
+int	goodput_batch_rule(const struct goodput_job *, int ranks);
+
+/*
+ * The global batch of an adaptive job on (nodes, ranks): with a fitted
+ * model (fitted) and a known noise scale, goodput_best's there; else
+ * goodput_batch_rule's.  A fixed batch: batch0 when ranks split it, else
+ * 0.  0 when nothing in [batch0, batch_max] splits over the ranks.
+ */
+int	goodput_batch(const struct goodput_job *, bool fitted, int nodes,
+	    int ranks);
+
+/*
  * The speedup table: a row for each ranks in [1, max_ranks] that fits,
  * on each node count from ceil(ranks / slots_per_node) to
- * min(ranks, max_nodes), relative to goodput_best at (1, 1).  Rows into
- * out, at most max; returns how many (0 when even one rank fits nothing).
+ * min(ranks, max_nodes), relative to goodput_best at (1, 1) (with
+ * min_ranks set and the noise unknown, at each count's rule batch).  Rows
+ * into out, at most max; returns how many (0 when even one rank fits
+ * nothing).
  */
 int	goodput_speedups(const struct goodput_job *, int max_ranks,
 	    int slots_per_node, int max_nodes, struct policy_row *out, int max);

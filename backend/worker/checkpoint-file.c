@@ -122,6 +122,7 @@ ckpt_header(const struct model *m, const struct optimizer *o,
 	meta_set(meta, "step", "%ld", cm->step);
 	meta_set(meta, "epoch", "%d", cm->epoch);
 	meta_set(meta, "step_in_epoch", "%ld", cm->step_in_epoch);
+	meta_set(meta, "skew", "%ld", cm->skew);
 	meta_set(meta, "seed", "%" PRIu64, cm->seed);
 	meta_set(meta, "world", "%d", cm->world);
 	meta_set(meta, "micro", "%d", cm->micro);

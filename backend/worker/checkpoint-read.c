@@ -126,6 +126,12 @@ ckpt_meta_read(json_t *meta, struct ckpt_meta *cm, long *adam_t, char *why,
 		else
 			memcpy((char *)cm + n->off, &wide, sizeof wide);
 	}
+	/* Written since adaptive batches; an older file's skew is 0. */
+	if (json_object_get(meta, "skew") != NULL) {
+		if (meta_num(meta, "skew", INT_MAX, &v, why, whylen) != 0)
+			return -1;
+		cm->skew = (long)v;
+	}
 	if (meta_num(meta, "adam_t", LONG_MAX, &v, why, whylen) != 0)
 		return -1;
 	*adam_t = (long)v;

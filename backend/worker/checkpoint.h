@@ -35,6 +35,8 @@ struct ckpt_meta {
 	long	 step;		/* optimizer steps done */
 	int	 epoch;		/* loader position: next epoch ... */
 	long	 step_in_epoch;	/* ... and step within it */
+	long	 skew;		/* ... past skew samples (data_pos); a
+				 * file without it: 0 */
 	uint64_t seed;
 	int	 world, micro, accum;
 	int	 global;	/* train.batch.global */

@@ -322,6 +322,29 @@ data_shard(int global, int world, int rank, int accum, int micro_step,
 	    (slice < global % slices ? slice : global % slices);
 }
 
+long
+data_epoch_steps(long n, int global, long skew)
+{
+	return global > 0 && n > skew ? (n - skew) / global : 0;
+}
+
+void
+data_resume_pos(long n, int global, int epoch, long seen,
+    struct data_pos *p)
+{
+	long	 spe = data_epoch_steps(n, global, 0), left;
+
+	p->epoch = epoch;
+	p->step_in_epoch = seen / global;
+	p->skew = seen % global;
+	if (p->step_in_epoch >= data_epoch_steps(n, global, p->skew)) {
+		p->epoch++;
+		p->step_in_epoch = p->skew = 0;
+	}
+	left = data_epoch_steps(n, global, p->skew) - p->step_in_epoch;
+	p->step = (p->epoch + 1L) * spe - left;
+}
+
 void
 data_permutation(uint32_t *perm, int n, uint64_t seed, int epoch)
 {

@@ -42,6 +42,36 @@ int	job_data_check(const struct job_spec *, char *err, size_t errlen);
 void	data_shard(int global, int world, int rank, int accum, int micro_step,
 	    int *offset, int *count);
 
+/*
+ * A position in the data: the epoch, the step within it, and the skew,
+ * samples of the epoch seen before its step 0 at this global batch (the
+ * step-th batch starts at skew + step x global).  The skew is not 0 only
+ * in the epoch in which an adaptive batch changed, and an epoch of n
+ * samples then has (n - skew) / global steps (data_epoch_steps): the
+ * samples past the last whole batch are left out, as at every epoch's
+ * end.  step is the optimizer step, as the learning rate schedule reads
+ * it (docs/scheduling.md, "The batch of an adaptive job").
+ */
+struct data_pos {
+	int	 epoch;
+	long	 step_in_epoch;
+	long	 skew;
+	long	 step;
+};
+
+long	data_epoch_steps(long n, int global, long skew);
+/*
+ * Where a run resumes at global batch `global` after `seen` samples of
+ * epoch `epoch` (of n samples) at another batch: the same sample offset,
+ * step_in_epoch and skew cut from it at the new batch, the next epoch's
+ * start when less than a batch of this one is left; the step the new
+ * batch reaches at the end of the epoch less the steps left in it, so
+ * that every later epoch starts at epoch x n / global, as a run at the
+ * new batch all along would.
+ */
+void	data_resume_pos(long n, int global, int epoch, long seen,
+	    struct data_pos *);
+
 /* The permutation of epoch e: a function of seed and e only. */
 void	data_permutation(uint32_t *perm, int n, uint64_t seed, int epoch);
 
@@ -65,6 +95,8 @@ struct loader_source {
 	const struct token_part	*tokens;
 	int			 T;
 	long			 steps_per_epoch;
+	long			 skew;		/* of the first epoch (data_pos) */
+	long			 first_steps;	/* its steps; 0: steps_per_epoch */
 };
 
 /* Start a prefetch thread that yields this rank's micro-batches in order,

@@ -31,6 +31,7 @@ struct loader {
 	int		 global, world, rank, accum;
 	int		 end_epoch;
 	long		 steps_per_epoch;
+	long		 skew, epoch_steps;	/* the epoch in progress's */
 
 	/* Producer position. */
 	int		 epoch;
@@ -57,7 +58,8 @@ loader_fill_tokens(struct loader *l, struct batch *b, int off, int n)
 	long	 gstep = (long)l->epoch * l->steps_per_epoch + l->step;
 
 	for (int i = 0; i < n; i++) {
-		uint64_t w = tokens_draw(l->seed, gstep, off + i, l->nwindows);
+		uint64_t w = tokens_draw(l->seed, gstep, l->skew + off + i,
+		    l->nwindows);
 
 		tokens_window(l->src.tokens, w, T, l->window);
 		memcpy(b->tok + (size_t)i * T, l->window, (size_t)T *
@@ -89,7 +91,7 @@ loader_fill(struct loader *l, struct batch *b)
 		data_permutation(l->perm, ds->n, l->seed, l->epoch);
 		l->perm_epoch = l->epoch;
 	}
-	off += (int)(l->step * l->global);
+	off += (int)(l->skew + l->step * l->global);
 	for (int i = 0; i < n; i++) {
 		uint32_t s = l->perm[off + i];
 		memcpy(b->x + (size_t)i * pix, ds->x + (size_t)s * pix,
@@ -125,8 +127,9 @@ loader_main(void *arg)
 		loader_fill(l, &s->b);
 		if (++l->micro == l->accum) {
 			l->micro = 0;
-			if (++l->step == l->steps_per_epoch) {
-				l->step = 0;
+			if (++l->step == l->epoch_steps) {
+				l->step = l->skew = 0;
+				l->epoch_steps = l->steps_per_epoch;
 				l->epoch++;
 			}
 		}
@@ -155,6 +158,9 @@ loader_start(const struct loader_source *src, uint64_t seed, int global,
 	l->accum = accum;
 	l->end_epoch = end_epoch;
 	l->steps_per_epoch = src->steps_per_epoch;
+	l->skew = src->skew;
+	l->epoch_steps = src->first_steps > 0 ? src->first_steps :
+	    src->steps_per_epoch;
 	l->epoch = epoch;
 	l->step = step;
 	l->perm_epoch = -1;

@@ -57,10 +57,11 @@ train_checkpoint(struct trainer *t, char *err, size_t errlen, int collective)
 {
 	/* The loader position after the last step of an epoch is the
 	 * start of the next one. */
-	int		 rollover = t->step_in_epoch == t->steps_per_epoch;
+	int		 rollover = t->step_in_epoch == t->epoch_steps;
 	struct ckpt_meta cm = {
 		.step = t->step, .epoch = t->epoch + rollover,
 		.step_in_epoch = rollover ? 0 : t->step_in_epoch,
+		.skew = rollover ? 0 : t->skew,
 		.seed = t->job->train.seed,
 		.world = t->cfg->world, .micro = t->micro, .accum = t->accum,
 		.global = t->job->train.batch.global, .samples = train_data_samples(t),
@@ -192,11 +193,13 @@ train_share_state(struct trainer *t, char *err, size_t errlen)
 {
 	const struct train_hooks *h = t->hooks;
 	size_t		 bytes = t->model->n_params * sizeof(float);
-	int64_t		 pos[5] = { t->step, t->epoch, t->step_in_epoch,
-	    t->opt->t, t->resumed.micro };
+	int64_t		 pos[6] = { t->step, t->epoch, t->step_in_epoch,
+	    t->opt->t, t->resumed.micro, t->skew };
 
 	if (h->broadcast == NULL || t->cfg->world == 1) {
 		t->tuned_micro = t->resumed.micro;
+		t->epoch_steps = data_epoch_steps(train_epoch_samples(t),
+		    t->job->train.batch.global, t->skew);
 		return t->comp != NULL ? train_share_compressor(t, err, errlen) :
 		    0;
 	}
@@ -215,6 +218,9 @@ train_share_state(struct trainer *t, char *err, size_t errlen)
 	t->step_in_epoch = pos[2];
 	t->opt->t = pos[3];
 	t->tuned_micro = (int)pos[4];
+	t->skew = pos[5];
+	t->epoch_steps = data_epoch_steps(train_epoch_samples(t),
+	    t->job->train.batch.global, t->skew);
 	t->last_ckpt = t->step;
 	return t->comp != NULL ? train_share_compressor(t, err, errlen) : 0;
 }
@@ -234,12 +240,29 @@ train_resume_fits(const struct trainer *t, const struct ckpt_meta *cm,
     const char *path, char *err, size_t errlen)
 {
 	const struct job_spec *job = t->job;
-	long		 spe = t->steps_per_epoch;
+	/* An adaptive batch resumes at another by samples (train_resume):
+	 * its position is checked at the checkpoint's own batch, and Adam's
+	 * count is the updates made, not a step of one batch. */
+	int		 adaptive = job->train.batch.adaptive;
+	int		 global = adaptive ? cm->global : job->train.batch.global;
+	long		 n = train_epoch_samples(t);
+	long		 spe = data_epoch_steps(n, global, 0);
+	long		 steps = data_epoch_steps(n, global, cm->skew);
 	long long	 want[3] = { job->train.batch.global, train_data_samples(t),
 	    job->train.epochs };
 	long long	 have[3] = { cm->global, cm->samples, cm->epoch };
 	static const char *const what[3] = { "train.batch.global",
 	    "the training set's samples", "epoch" };
+
+	if (adaptive && (cm->global < job->train.batch.global_min ||
+	    cm->global > job->train.batch.global_max)) {
+		snprintf(err, errlen, "%s does not fit this job: its global "
+		    "batch %d is outside train.batch.global [%d, %d]", path,
+		    cm->global, job->train.batch.global_min,
+		    job->train.batch.global_max);
+		return -1;
+	}
+	want[0] = global;
 
 	if (strcmp(cm->job, job->name) != 0) {
 		snprintf(err, errlen, "%s does not fit this job: it is job "
@@ -267,14 +290,19 @@ train_resume_fits(const struct trainer *t, const struct ckpt_meta *cm,
 		    cm->step_in_epoch, job->train.epochs);
 		return -1;
 	}
-	if (cm->step_in_epoch >= spe) {
+	if (cm->step_in_epoch >= steps || cm->skew >= global) {
+		char	 skew[48] = "";
+
+		if (cm->skew > 0)
+			snprintf(skew, sizeof skew, " (after a skew of %ld)",
+			    cm->skew);
 		snprintf(err, errlen, "%s does not fit this job: step_in_epoch is "
-		    "%ld in the checkpoint, and an epoch of the job has %ld "
-		    "steps", path, cm->step_in_epoch, spe);
+		    "%ld in the checkpoint%s, and an epoch of the job has %ld "
+		    "steps", path, cm->step_in_epoch, skew, steps);
 		return -1;
 	}
-	if (cm->step != cm->epoch * spe + cm->step_in_epoch ||
-	    (t->opt->t != 0 && t->opt->t != cm->step)) {
+	if (cm->step != cm->epoch * spe + cm->step_in_epoch + spe - steps ||
+	    (!adaptive && t->opt->t != 0 && t->opt->t != cm->step)) {
 		snprintf(err, errlen, "%s does not fit this job: step is %ld "
 		    "(adam_t %ld) in the checkpoint, epoch %d x %ld steps + %ld "
 		    "in the job", path, cm->step, t->opt->t, cm->epoch, spe,
@@ -282,6 +310,26 @@ train_resume_fits(const struct trainer *t, const struct ckpt_meta *cm,
 		return -1;
 	}
 	return 0;
+}
+
+/* An adaptive batch resumed at another: the same sample offset in the
+ * epoch, the step recomputed for the new batch (data_resume_pos). */
+static void
+train_resume_batch(struct trainer *t, const struct ckpt_meta *cm)
+{
+	struct data_pos	 p;
+	long		 seen = cm->skew + cm->step_in_epoch * (long)cm->global;
+
+	data_resume_pos(train_epoch_samples(t), t->job->train.batch.global,
+	    cm->epoch, seen, &p);
+	t->epoch = p.epoch;
+	t->step_in_epoch = p.step_in_epoch;
+	t->skew = p.skew;
+	t->step = p.step;
+	train_event(t, EV_RESTARTED, "global batch %d -> %d: %ld samples of "
+	    "epoch %d seen, resuming at its step %ld (skew %ld), step %ld",
+	    cm->global, t->job->train.batch.global, seen, cm->epoch + 1,
+	    p.step_in_epoch, p.skew, p.step);
 }
 
 /* Rank 0 resumes from the newest valid checkpoint, if asked; then every
@@ -330,10 +378,13 @@ train_resume(struct trainer *t, char *err, size_t errlen)
 	t->step = cm.step;
 	t->epoch = cm.epoch;
 	t->step_in_epoch = cm.step_in_epoch;
-	t->last_ckpt = cm.step;
+	t->skew = cm.skew;
 	snprintf(t->last_path, sizeof t->last_path, "%s", path);
 	train_event(t, EV_RESTARTED, "resumed from %s at step %ld (epoch %d)",
 	    path, cm.step, cm.epoch + 1);
+	if (cm.global != t->job->train.batch.global)
+		train_resume_batch(t, &cm);
+	t->last_ckpt = t->step;
 	return train_share_state(t, err, errlen);
 }
 

@@ -102,6 +102,13 @@ train_data_samples(const struct trainer *t)
 	return t->T > 0 ? (long long)t->corpus.train.ntokens : t->train.n;
 }
 
+long
+train_epoch_samples(const struct trainer *t)
+{
+	return t->T > 0 ? (long)(t->corpus.train.ntokens / (size_t)t->T) :
+	    t->train.n;
+}
+
 struct model *
 train_data_model(struct trainer *t, int max_batch)
 {
@@ -117,6 +124,8 @@ train_data_source(const struct trainer *t, struct loader_source *src)
 {
 	memset(src, 0, sizeof *src);
 	src->steps_per_epoch = t->steps_per_epoch;
+	src->skew = t->skew;
+	src->first_steps = t->epoch_steps;
 	if (t->T > 0) {
 		src->tokens = &t->corpus.train;
 		src->T = t->T;

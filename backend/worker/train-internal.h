@@ -69,6 +69,10 @@ struct trainer {
 	int		 micro, accum;
 	long		 steps_per_epoch, total_steps;
 	long		 step, step_in_epoch, last_ckpt;
+	long		 skew, epoch_steps;	/* the epoch in progress's
+						 * (data_pos); 0 and
+						 * steps_per_epoch but where
+						 * an adaptive batch changed */
 	int		 epoch;
 	int		 stop;		/* agreed by every rank */
 	struct compressor *comp;	/* NULL: dense allreduce */
@@ -117,6 +121,8 @@ void	train_data_close(struct trainer *);
 /* The size of the training data, as a checkpoint records it: images,
  * or a token corpus's training tokens. */
 long long train_data_samples(const struct trainer *);
+/* The samples of an epoch: images, or a token corpus's windows of T. */
+long	train_epoch_samples(const struct trainer *);
 /* A token model's config.json in the checkpoint directory (GPT-2's
  * fields), once a run: 0, or -1 with err. */
 int	train_data_config(struct trainer *, const char *dir, char *err,

@@ -103,6 +103,7 @@ train_setup(struct trainer *t, char *err, size_t errlen)
 	if (train_data_open(t, err, errlen) != 0)
 		return -1;
 	t->total_steps = t->steps_per_epoch * job->train.epochs;
+	t->epoch_steps = t->steps_per_epoch;
 	/* Images evaluate EVAL_BATCH at a time; a token model's windows are
 	 * far larger, and it evaluates a micro-batch at a time. */
 	t->model = train_data_model(t, t->T > 0 ? (t->micro > 0 ? t->micro :
@@ -210,12 +211,13 @@ train_step_report(struct trainer *t, struct rank_report *r, double t0,
 	r->density = t->comp != NULL ? compressor_density(t->comp) : 1;
 	r->micro_batch = t->micro;
 	r->accum = t->accum;
+	r->global_batch = t->job->train.batch.global;
 	r->valid |= RM_BIT(STEP) | RM_BIT(EPOCH) | RM_BIT(LOSS) | RM_BIT(LR) |
 	    RM_BIT(STEP_MS) | RM_BIT(COMPUTE_MS) | RM_BIT(COMM_MS) |
 	    RM_BIT(DATA_WAIT_MS) | RM_BIT(BYTES_SENT) |
 	    RM_BIT(BYTES_SENT_TOTAL) | RM_BIT(BYTES_DENSE_TOTAL) |
 	    RM_BIT(OPTIMIZER_BYTES) | RM_BIT(DENSITY) | RM_BIT(MICRO_BATCH) |
-	    RM_BIT(ACCUM) | RM_BIT(LR_GAIN);
+	    RM_BIT(ACCUM) | RM_BIT(LR_GAIN) | RM_BIT(GLOBAL_BATCH);
 	if (r->step_ms > 0) {
 		r->samples_per_s = 1000.0 * t->job->train.batch.global /
 		    r->step_ms;
@@ -381,7 +383,7 @@ train_eval_every(struct trainer *t)
 
 	if (every <= 0 || t->step % every != 0 || t->cfg->rank != 0 ||
 	    t->hooks->on_eval == NULL ||
-	    t->step_in_epoch == t->steps_per_epoch)	/* the epoch's does */
+	    t->step_in_epoch == t->epoch_steps)	/* the epoch's does */
 		return;
 	train_data_eval(t, &e);
 	t->hooks->on_eval(t->hooks->ctx, t->step, &e.loss, e.has_acc ?
@@ -468,7 +470,7 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	while (t.epoch < end_epoch && !stopped) {
 		double	 loss = 0, wait = 0, e0 = clock_mono(), secs;
 
-		while (t.step_in_epoch < t.steps_per_epoch && !stopped) {
+		while (t.step_in_epoch < t.epoch_steps && !stopped) {
 			if (train_step(&t, &loss, &wait, err, errlen) != 0) {
 				train_rescue(&t);
 				train_summary_state(sum, "failed");
@@ -484,10 +486,11 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 		secs = clock_mono() - e0;
 		train_s += secs;
 		wait_s += wait;
-		if (t.step_in_epoch == t.steps_per_epoch) {
+		if (t.step_in_epoch == t.epoch_steps) {
 			train_report(&t, loss, secs, wait);
 			t.epoch++;
-			t.step_in_epoch = 0;
+			t.step_in_epoch = t.skew = 0;
+			t.epoch_steps = t.steps_per_epoch;
 		}
 	}
 	if (t.epoch < cfg->job->train.epochs)

@@ -326,6 +326,22 @@ worker_job(struct worker *w, const struct launch_order *l, char *err,
 		snprintf(w->job.name, sizeof w->job.name, "%s", l->job);
 		return -1;
 	}
+	/* An adaptive batch runs at what the backend chose for this world,
+	 * with the learning rate scaled for it (docs/scheduling.md). */
+	if (w->job.train.batch.adaptive &&
+	    (l->have >> LAUNCH_F_global_batch & 1)) {
+		if (l->global_batch < w->job.train.batch.global_min ||
+		    l->global_batch > w->job.train.batch.global_max) {
+			snprintf(err, errlen, "the launch's global batch %d is "
+			    "outside train.batch.global [%d, %d]",
+			    l->global_batch, w->job.train.batch.global_min,
+			    w->job.train.batch.global_max);
+			return -1;
+		}
+		w->job.train.batch.global = l->global_batch;
+		if (l->have >> LAUNCH_F_lr & 1)
+			w->job.train.lr.base = l->lr;
+	}
 	if (w->job.resources.device == DEVICE_CUDA &&
 	    ((ndev = cuda_device_check(err, errlen)) < 0 ||
 	    cuda_use_device(l->local_rank % ndev, err, errlen) != 0))

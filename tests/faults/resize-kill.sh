@@ -5,13 +5,17 @@
 # finishes; (2) as it resizes, kill -9 of the backend (hunter run), then
 # hunter run --attach: the journal has the resize's decision with its
 # placement, the attached backend carries it out, and the job finishes.
+# The job's batch is adaptive ({min: 96, max: 288}: 48 a rank, the rule's
+# while its noise is unknown): the attached backend knows the batch the
+# group runs at, which it learns from rank 0's global_batch when the
+# group was launched before the kill (hunter jobs says it).
 . "$SRCDIR/tests/integration/lib.sh"
 . "$SRCDIR/tests/faults/faults-lib.sh"
 . "$SRCDIR/tests/integration/sched-lib.sh"
 sched_config 2s 0.5s
 mkdata "$T/data" 4800 200
 small_job "$T/j.yaml" rkill "$T/data"
-sed -i "s/ranks: 1/ranks: {min: 2, max: 6}/; s/epochs: 2/epochs: 12/; s/global: 32, micro: 32/global: 96, micro: auto/; s/every_steps: 0/every_steps: 10/" "$T/j.yaml"
+sed -i "s/ranks: 1/ranks: {min: 2, max: 6}/; s/epochs: 2/epochs: 12/; s/global: 32, micro: 32/global: {min: 96, max: 288}, micro: auto/; s/every_steps: 0/every_steps: 10/" "$T/j.yaml"
 _resizing() { grep -q '"kind":"phase".*"from":"running","to":"resizing"' "$1"; }
 
 # (1) a rank of the old generation killed in the resize
@@ -38,8 +42,29 @@ wait_until 60 "the resize" _resizing "$T/out2"
 kill -9 $run
 wait $run 2>/dev/null || true
 echo "killed the backend in the resize"
+timeout 120 "$HUNTER" run --json --attach rkill > "$T/out3" 2>&1 &
+run=$!
+cleanup_hooks="kill -9 $run 2>/dev/null || true"
+# What the attached backend says of the batch, against rank 0's metric.
+_batch() {
+	"$HUNTER" jobs --json > "$T/jobs" 2>/dev/null || return 1
+	"$PY" - "$T/jobs" "$T/out3" <<'PYEOF'
+import json, sys
+j = [json.loads(l) for l in open(sys.argv[1])]
+j = [o for o in j if o["job"] == "rkill" and o["phase"] == "running" and o["ranks"] > 2]
+m = [json.loads(l) for l in open(sys.argv[2]) if l.startswith('{"t":"metrics"')]
+m = [o["global_batch"] for o in m if o.get("job") == "rkill" and o.get("rank") == 0
+     and "global_batch" in o]
+if not j or not m or m[-1] == 96:
+    sys.exit(1)
+print("(2) the attached backend: %d ranks at global batch %d; rank 0 reports %d"
+      % (j[0]["ranks"], j[0]["global_batch"], m[-1]))
+sys.exit(j[0]["global_batch"] != m[-1] or j[0]["global_batch"] != 48 * j[0]["ranks"])
+PYEOF
+}
+wait_until 60 "the attached backend to say the batch its group runs at" _batch
 set +e
-timeout 120 "$HUNTER" run --json --attach rkill > "$T/out3" 2>&1
+wait $run
 rc=$?
 set -e
 [ "$rc" = 0 ] || { grep -v '"metrics"' "$T/out3" | tail -n 8 | cut -c1-300; fail "(2) the attached run exited $rc"; }

@@ -373,6 +373,94 @@ t_loader_order(void **state)
 	data_free(&ds);
 }
 
+/* An adaptive batch's resume (data_resume_pos) by hand: 100 samples,
+ * 40 seen at 20, now at 30 (3 steps an epoch). */
+static void
+t_resume_pos(void **state)
+{
+	struct data_pos	 p;
+
+	(void)state;
+	/* 40 = 1 x 30 + 10: step 1 of an epoch skewed by 10, which has
+	 * (100 - 10) / 30 = 3 steps, 2 left: step 3 - 2 = 1. */
+	data_resume_pos(100, 30, 0, 40, &p);
+	assert_int_equal(p.epoch, 0);
+	assert_int_equal(p.step_in_epoch, 1);
+	assert_int_equal(p.skew, 10);
+	assert_int_equal(p.step, 1);
+	assert_int_equal(data_epoch_steps(100, 30, 10), 3);
+	/* In epoch 2, 60 seen at 30 now at 40: 1 step, skew 20, which
+	 * leaves (100 - 20) / 40 = 2 steps, 1 left: (2 + 1) x 2 - 1. */
+	data_resume_pos(100, 40, 2, 60, &p);
+	assert_int_equal(p.step_in_epoch, 1);
+	assert_int_equal(p.skew, 20);
+	assert_int_equal(p.step, 5);
+	/* 90 seen, less than a batch of 40 left: the next epoch's start. */
+	data_resume_pos(100, 40, 2, 90, &p);
+	assert_int_equal(p.epoch, 3);
+	assert_int_equal(p.step_in_epoch, 0);
+	assert_int_equal(p.skew, 0);
+	assert_int_equal(p.step, 6);
+	/* The same batch: the same step, no skew. */
+	data_resume_pos(100, 20, 1, 60, &p);
+	assert_int_equal(p.step_in_epoch, 3);
+	assert_int_equal(p.skew, 0);
+	assert_int_equal(p.step, 8);
+}
+
+/* A loader resumed at another batch by samples: its first step's samples
+ * are those after the ones seen, its epoch ends a whole batch before the
+ * data does, and the next epoch is as any other. */
+static void
+t_loader_skew(void **state)
+{
+	struct dataset	 ds;
+	char		 err[256];
+	struct loader	*ref, *sk;
+	const struct batch *b;
+	float		 first[100], next[30];
+	double		 wait = 0;
+	struct data_pos	 p;
+
+	(void)state;
+	assert_int_equal(data_load_fmnist(dir, 1, &ds, err, sizeof err), 0);
+	/* The order of epochs 0 and 1, a sample's first pixel naming it. */
+	ref = loader_start(&(struct loader_source){ .images = &ds,
+	    .steps_per_epoch = 5 }, 9, 20, 1, 0, 1, 2, 0, 0, 2);
+	for (int s = 0; s < 5; s++) {
+		assert_non_null(b = loader_next(ref, &wait));
+		for (int i = 0; i < 20; i++)
+			first[s * 20 + i] = b->x[(size_t)i * 4];
+	}
+	assert_non_null(b = loader_next(ref, &wait));
+	for (int i = 0; i < 20; i++)
+		next[i] = b->x[(size_t)i * 4];
+	assert_non_null(b = loader_next(ref, &wait));
+	for (int i = 0; i < 10; i++)
+		next[20 + i] = b->x[(size_t)i * 4];
+	/* 40 seen at 20; at 30 on 2 ranks' rank 1 as 1 micro-batch. */
+	data_resume_pos(100, 30, 0, 40, &p);
+	sk = loader_start(&(struct loader_source){ .images = &ds,
+	    .steps_per_epoch = 3, .skew = p.skew,
+	    .first_steps = data_epoch_steps(100, 30, p.skew) }, 9, 30, 2, 1,
+	    1, 2, p.epoch, p.step_in_epoch, 2);
+	for (int s = 0; s < 2; s++) {	/* samples 55..69, then 85..99 */
+		assert_non_null(b = loader_next(sk, &wait));
+		assert_int_equal(b->n, 15);
+		assert_int_equal(b->epoch, 0);
+		for (int i = 0; i < 15; i++)
+			assert_true(b->x[(size_t)i * 4] == first[55 + 30 * s + i]);
+	}
+	assert_non_null(b = loader_next(sk, &wait));	/* epoch 1: 15..29 */
+	assert_int_equal(b->epoch, 1);
+	assert_int_equal(b->step, 0);
+	for (int i = 0; i < 15; i++)
+		assert_true(b->x[(size_t)i * 4] == next[15 + i]);
+	loader_stop(ref);
+	loader_stop(sk);
+	data_free(&ds);
+}
+
 int
 main(void)
 {
@@ -383,6 +471,8 @@ main(void)
 		cmocka_unit_test(t_shard_partition),
 		cmocka_unit_test(t_permutation),
 		cmocka_unit_test(t_loader_order),
+		cmocka_unit_test(t_resume_pos),
+		cmocka_unit_test(t_loader_skew),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -2,8 +2,12 @@
  * test-goodput.c: the goodput model (backend/sched/goodput.h) against
  * values computed by hand: the step time with and without overlap, the
  * statistical efficiency, the batch choice of a fixed and an adaptive
- * job, the speedup table, the learning-rate rule, and the fit, which
- * must give back the parameters that made its observations.
+ * job, the speedup table, the learning-rate rule, the fit, which
+ * must give back the parameters that made its observations, and the
+ * global batch of an adaptive job (goodput_batch): the rule's scaling,
+ * clipping and rounding, the goodput maximum of a hand-made model checked
+ * against every batch the job may take, a fixed micro-batch, and the
+ * table offered for a job whose noise is not known yet.
  */
 #include "config.h"
 
@@ -236,6 +240,164 @@ t_fit(void **state)
 	assert_non_null(strstr(err, "ranks >= nodes"));
 }
 
+/* An adaptive job of [64, 1024] written for 2 ranks, micro auto. */
+static struct goodput_job
+ajob(double noise)
+{
+	return (struct goodput_job){ .model = M, .noise_scale = noise,
+	    .batch0 = 64, .batch_max = 1024, .micro_max = 64,
+	    .min_ranks = 2 };
+}
+
+static void
+t_batch_rule(void **state)
+{
+	struct goodput_job j = ajob(-1);
+
+	(void)state;
+	/* Each rank keeps 32, the share it had at 2 ranks. */
+	assert_int_equal(goodput_batch_rule(&j, 2), 64);
+	assert_int_equal(goodput_batch_rule(&j, 3), 96);
+	assert_int_equal(goodput_batch_rule(&j, 4), 128);
+	assert_int_equal(goodput_batch_rule(&j, 6), 192);
+	/* Never below the min: one rank takes all 64. */
+	assert_int_equal(goodput_batch_rule(&j, 1), 64);
+	/* Clipped to the max, rounded down to a multiple of the ranks. */
+	assert_int_equal(goodput_batch_rule(&j, 40), 1000);
+	assert_int_equal(goodput_batch_rule(&j, 1024), 1024);
+	assert_int_equal(goodput_batch_rule(&j, 1025), 0);
+	/* The min rounded up when the ranks do not split it: 5 x 13. */
+	j.min_ranks = 10;
+	assert_int_equal(goodput_batch_rule(&j, 5), 65);
+	/* A fixed micro-batch of 16: multiples of ranks x 16. */
+	j = ajob(-1);
+	j.micro_fixed = 16;
+	assert_int_equal(goodput_batch_rule(&j, 3), 96);
+	assert_int_equal(goodput_batch_rule(&j, 5), 160);
+	assert_int_equal(goodput_batch_rule(&j, 7), 224);
+	assert_int_equal(goodput_batch_rule(&j, 30), 960);
+	assert_int_equal(goodput_batch_rule(&j, 70), 0);	/* 1120 > max */
+	/* Without a model, or without a noise scale, the rule stands. */
+	j = ajob(300);
+	assert_int_equal(goodput_batch(&j, false, 1, 4), 128);
+	j = ajob(-1);
+	assert_int_equal(goodput_batch(&j, true, 1, 4), 128);
+}
+
+/* Goodput of the job at exactly batch b on (nodes, ranks): the best cut
+ * of b into micro-batches, times the efficiency at b. */
+static double
+goodput_at(const struct goodput_job *j, int nodes, int ranks, int b)
+{
+	struct goodput_job at = *j;
+
+	at.batch0 = at.batch_max = b;
+	return goodput_best(&at, nodes, ranks, NULL) *
+	    goodput_efficiency(j->noise_scale, j->batch0, b);
+}
+
+static void
+t_batch_goodput(void **state)
+{
+	struct goodput_job j = ajob(300);
+	double	 best = 0, got;
+	int	 argmax = 0, b;
+
+	(void)state;
+	/*
+	 * 4 ranks on a node, a share s of at most 64 in one micro-batch: a
+	 * step of 10 + s + 7 ms, 4 s samples, efficiency 364 / (300 + 4 s).
+	 * The goodput 4 s 364 / ((s + 17)(300 + 4 s)) peaks where
+	 * s^2 = 17 x 300 / 4 = 1275, s = 35.7: a batch near 143, inside the
+	 * range, neither end.
+	 */
+	for (int x = 64; x <= 1024; x += 4) {
+		double	 g = goodput_at(&j, 1, 4, x);
+
+		if (g > best) {
+			best = g;
+			argmax = x;
+		}
+	}
+	assert_true(argmax >= 136 && argmax <= 148);
+	b = goodput_batch(&j, true, 1, 4);
+	assert_true(b >= 64 && b <= 1024);
+	assert_int_equal(b % 4, 0);
+	got = goodput_at(&j, 1, 4, b);
+	if (got < 0.99 * best)
+		fail_msg("batch %d: goodput %g, the best %g at %d", b, got,
+		    best, argmax);
+	assert_true(got > goodput_at(&j, 1, 4, 64));
+	assert_true(got > goodput_at(&j, 1, 4, 1024));
+	/* Overwhelming noise: the largest batch; none: the smallest. */
+	j.noise_scale = 1e12;
+	assert_int_equal(goodput_batch(&j, true, 1, 4), 1024);
+	j.noise_scale = 0;
+	assert_int_equal(goodput_batch(&j, true, 1, 4), 64);
+}
+
+static void
+t_batch_micro(void **state)
+{
+	struct goodput_job j = ajob(300);
+	struct goodput_choice c;
+
+	(void)state;
+	j.micro_fixed = 16;
+	for (int k = 1; k <= 8; k++) {
+		int	 b = goodput_batch(&j, true, 1, k);
+
+		if (b < 64 || b > 1024 || b % (16 * k) != 0)
+			fail_msg("%d ranks: batch %d", k, b);
+		assert_true(goodput_best(&j, 1, k, &c) > 0);
+		assert_int_equal(c.micro, 16);
+		assert_int_equal(c.batch, 16 * k * c.accum);
+	}
+	/* 96 ranks x 16 is past the max: nothing fits. */
+	assert_int_equal(goodput_batch(&j, true, 1, 96), 0);
+}
+
+static void
+t_batch_fixed(void **state)
+{
+	struct goodput_job j = ajob(300);
+
+	(void)state;
+	j.batch_max = j.batch0 = 96;
+	assert_int_equal(goodput_batch(&j, true, 1, 3), 96);
+	assert_int_equal(goodput_batch(&j, false, 1, 4), 96);
+	assert_int_equal(goodput_batch(&j, true, 1, 5), 0);
+	j.micro_fixed = 16;
+	assert_int_equal(goodput_batch(&j, true, 1, 3), 96);
+	assert_int_equal(goodput_batch(&j, true, 1, 4), 0);	/* 24 a rank */
+}
+
+static void
+t_speedups_rule(void **state)
+{
+	/* Compute 1 ms a sample; 5 ms to exchange within a node. */
+	struct goodput_job j = { .model = { .beta_c = 0.001, .alpha_r = 0.005,
+	    .alpha_n = 0.005, .gamma = 1 }, .noise_scale = -1, .batch0 = 64,
+	    .batch_max = 1024, .micro_max = 1024, .min_ranks = 2 };
+	struct policy_row r[16];
+	int	 n;
+
+	(void)state;
+	/* The rule's batches: 64 on 1 rank (64 ms), 64 on 2 (37 ms), 128
+	 * on 4 (37 ms): 64 / 64 ms is the base. */
+	n = goodput_speedups(&j, 4, 4, 1, r, 16);
+	assert_int_equal(n, 4);
+	assert_int_equal(r[3].ranks, 4);
+	NEAR(r[0].speedup, 1);
+	NEAR(r[1].speedup, (64 / 0.037) / (64 / 0.064));
+	NEAR(r[3].speedup, (128 / 0.037) / (64 / 0.064));
+	/* Without min_ranks (the simulator's), the unknown noise reads as
+	 * none: the best is the min batch, 16 a rank on 4: 21 ms. */
+	j.min_ranks = 0;
+	n = goodput_speedups(&j, 4, 4, 1, r, 16);
+	NEAR(r[3].speedup, (64 / 0.021) / (64 / 0.064));
+}
+
 int
 main(void)
 {
@@ -247,6 +409,11 @@ main(void)
 		cmocka_unit_test(t_speedups),
 		cmocka_unit_test(t_lr),
 		cmocka_unit_test(t_fit),
+		cmocka_unit_test(t_batch_rule),
+		cmocka_unit_test(t_batch_goodput),
+		cmocka_unit_test(t_batch_micro),
+		cmocka_unit_test(t_batch_fixed),
+		cmocka_unit_test(t_speedups_rule),
 	};
 
 	return cmocka_run_group_tests(t, NULL, NULL);
