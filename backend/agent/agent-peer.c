@@ -115,6 +115,11 @@ agent_command(struct agent *a, struct agent_peer *p, const json_t *msg)
 	} else if (strcmp(cmd, "kill") == 0) {
 		agent_signal_workers(a, job, json_is_integer(r) ?
 		    (int)json_integer_value(r) : -1, SIGKILL);
+	} else if (strcmp(cmd, "ping") == 0) {
+		/* The backend learns that its frames get here again. */
+		proto_queue_send_new(&p->q, json_pack("{s:s, s:s, s:O}", "t",
+		    MSG_OK, "reason", "ping", "seq", json_object_get(msg,
+		    "seq")));
 	} else if (strcmp(cmd, "bench-sgemm") == 0) {
 		agent_bench_sgemm(a, p);
 	} else if (strcmp(cmd, "shutdown") == 0) {

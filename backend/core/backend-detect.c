@@ -6,13 +6,14 @@
  * job's policy) and applies what they decide: it sends the kill, marks a
  * rank lost or left behind, migrates, restarts or fails over.  Each
  * decision goes to the journal (job_reform) and the events with
- * its reason.  After the backend's own loop was held up, the ranks'
- * silence over that time is forgiven (backend_after_stall).
+ * its reason.  After the backend's own loop was held up, the ranks' and
+ * the nodes' silence over that time is forgiven (backend_after_stall).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/clock.h"
 #include "lib/xmalloc.h"
 #include "backend/proto/proto.h"
 #include "backend/sched/detect.h"
@@ -45,6 +46,7 @@ snapshot(struct backend *b, struct job_state *j, double now,
 
 		nodes[n] = (struct detect_node){ .name = ns->name,
 		    .spare = ns->spare, .up = b->fleet.nodes[n].fd >= 0,
+		    .heard = b->fleet.nodes[n].last_seen,
 		    .cpu_free = ns->cpu_slots - b->used[n] };
 	}
 	for (int r = 0; r < j->world; r++) {
@@ -95,6 +97,12 @@ apply(struct backend *b, struct job_state *j, const struct detect_decision *d,
 		rs->kill_sent = now;
 		break;
 	case DETECT_LOST:
+		/* A node cut off hears the kill once it is back (frames to it
+		 * wait in its link's queue, in order): the rank stops then. */
+		if (rs->kill_sent == 0) {
+			kill_rank(b, j, d->rank);
+			rs->kill_sent = now;
+		}
 		if (rs->phase == RANK_RUNNING)
 			job_rank_failed(b, j, d->rank, 9, d->reason);
 		/* FALLTHROUGH */
@@ -147,6 +155,32 @@ detect_job(struct backend *b, struct job_state *j, double now)
 }
 
 void
+backend_node_ping(struct backend *b, int n, double now)
+{
+	struct fleet_node *fn = &b->fleet.nodes[n];
+	json_t		*m;
+
+	if (now - fn->ping_sent < 1)
+		return;
+	fn->ping_sent = now;
+	m = json_pack("{s:s, s:s, s:I}", "t", MSG_CMD, "cmd", "ping", "seq",
+	    (json_int_t)(now * 1000));
+	fleet_send(fn, m);
+	json_decref(m);
+}
+
+bool
+backend_node_heard(const struct backend *b, int n, double s)
+{
+	const struct fleet_node *fn;
+
+	if (b->fleet.nodes == NULL)	/* the simulated backend's: no links */
+		return true;
+	fn = &b->fleet.nodes[n];
+	return fn->fd >= 0 && clock_mono() - fn->last_seen <= s;
+}
+
+void
 detect_tick(struct backend *b, double now)
 {
 	for (int i = 0; i < b->njobs; i++) {
@@ -169,6 +203,8 @@ backend_after_stall(struct backend *b, double now, int timeout_ms)
 	double	 gap = now - b->loop_at - timeout_ms / 1000.0;
 
 	if (b->loop_at > 0 && gap > BACKEND_STALL_S) {
+		for (int n = 0; n < b->fleet.n; n++)
+			b->fleet.nodes[n].last_seen = now;
 		for (int i = 0; i < b->njobs; i++) {
 			struct job_state *j = &b->jobs[i];
 

@@ -221,10 +221,16 @@ void	backend_preempt_done(struct backend *, struct job_state *);
 /* backend-detect.c: the detectors (backend/sched/detect.h) over each
  * live job, and their decisions applied; once a second. */
 void	detect_tick(struct backend *, double now);
+/* Whether the agent of node n is linked and was heard from within the
+ * last s seconds (it sends its node's metrics every second). */
+bool	backend_node_heard(const struct backend *, int n, double s);
+/* Probe node n's link (at most once a second): the agent's answer sets
+ * fleet_node.answered to the time the ping was sent. */
+void	backend_node_ping(struct backend *, int n, double now);
 #define BACKEND_STALL_S	2.0
 /* Called once a poll returns: when the loop itself was held up (more
- * than BACKEND_STALL_S past its timeout), the ranks' heartbeats count
- * from now. */
+ * than BACKEND_STALL_S past its timeout), the ranks' heartbeats and the
+ * nodes' last frames count from now. */
 void	backend_after_stall(struct backend *, double now, int timeout_ms);
 
 /* backend-series.c: the job's counters and saved series, from each

@@ -173,6 +173,11 @@ backend_agent_frame(struct backend *b, struct fleet_node *fn, json_t *msg)
 	case PK_STORE:
 		backend_store_request(b, fn, msg);
 		return;
+	case PK_OK:		/* the answer to a ping: sent at seq ms */
+		if (json_is_integer(json_object_get(msg, "seq")))
+			fn->answered = (double)json_integer_value(
+			    json_object_get(msg, "seq")) / 1000;
+		return;
 	case PK_ERROR:		/* e.g. the remote agent could not start */
 		backend_event(b, NULL, EV_REFUSED, -1, fn->spec->name,
 		    "node %s: %s", fn->spec->name, json_string_value(

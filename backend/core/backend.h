@@ -179,6 +179,8 @@ struct job_state {
 		enum event_kind kind;	/* migrated | failover | restarted */
 		char	 reason[256];
 		double	 since;		/* CLOCK_MONOTONIC */
+		bool	 waiting;	/* for a silent node to answer */
+		double	 wait_since;	/* CLOCK_MONOTONIC */
 	} restart;
 	double		 grace_until;	/* detectors wait after a launch */
 	double		 fail_since;	/* a rank failed; its failover is due */

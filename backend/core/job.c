@@ -385,6 +385,60 @@ job_may_fail_over(const struct backend *b, const struct job_state *j)
 	return true;
 }
 
+/*
+ * The next generation waits while a node of its placement is silent (a
+ * partition, a stopped agent): its ranks there would not rendezvous and
+ * each try would cost the job a restart.  Once every node is heard
+ * again, it waits on until each has answered a ping sent since: after a
+ * partition one direction of a link may come back seconds before the
+ * other (TCP's backed-off retransmits), and a launch that has not
+ * arrived leaves its peers waiting in the rendezvous; the answer also
+ * says the kills and stops queued for the old generation arrived first.
+ * Said when it starts and when it ends; the detectors' round settles a
+ * re-forming job every second, so the relaunch follows by itself.
+ */
+static bool
+job_relaunch_waits(struct backend *b, struct job_state *j)
+{
+	double		 hb = j->spec.policy.heartbeat_timeout_s, now;
+	const char	*name;
+	bool		 unanswered = false;
+	int		 n;
+
+	for (int r = 0; r < j->restart.world; r++) {
+		n = j->restart.node_of[r];
+		name = b->cluster->nodes[n].name;
+		if (backend_node_heard(b, n, hb))
+			continue;
+		if (!j->restart.waiting)
+			backend_event(b, j->name, EV_DOWN, -1, name, "generation "
+			    "%d waits for %s: nothing from its agent for over "
+			    "%.0f s (the heartbeat timeout)", j->generation + 1,
+			    name, hb);
+		if (!j->restart.waiting)
+			j->restart.wait_since = clock_mono();
+		j->restart.waiting = true;
+		return true;
+	}
+	if (!j->restart.waiting)
+		return false;
+	now = clock_mono();
+	for (int r = 0; r < j->restart.world; r++) {
+		n = j->restart.node_of[r];
+		if (b->fleet.nodes[n].answered < j->restart.wait_since) {
+			backend_node_ping(b, n, now);
+			unanswered = true;
+		}
+	}
+	if (unanswered)
+		return true;
+	backend_event(b, j->name, EV_UP, -1, NULL, "every node of generation "
+	    "%d answers again, after %.0f s", j->generation + 1,
+	    now - j->restart.wait_since);
+	j->restart.waiting = false;
+	return false;
+}
+
 void
 job_settle(struct backend *b, struct job_state *j)
 {
@@ -406,7 +460,8 @@ job_settle(struct backend *b, struct job_state *j)
 		}
 	}
 	if (job_reforming(j)) {
-		backend_relaunch(b, j);
+		if (!job_relaunch_waits(b, j))
+			backend_relaunch(b, j);
 		return;
 	}
 	job_verdict(b, j);
@@ -550,6 +605,7 @@ job_regroup(struct backend *b, struct job_state *j, const int *node_of,
 	snprintf(j->restart.reason, sizeof j->restart.reason, "%s", reason);
 	utf8_fix(j->restart.reason, sizeof j->restart.reason);
 	j->restart.since = clock_mono();
+	j->restart.waiting = false;
 	j->restart.node_of = xcalloc((size_t)world, sizeof(int));
 	memcpy(j->restart.node_of, node_of, sizeof(int) * (size_t)world);
 	j->restart.world = world;
@@ -669,9 +725,10 @@ job_failover(struct backend *b, struct job_state *j)
 		job_give_up(b, j, rank);
 		return;
 	}
+	/* A spare that is silent is as cut off as the rank's own node. */
 	for (int n = 0; n < b->fleet.n; n++) {
 		if (b->cluster->nodes[n].spare && job_node_free(b, j, n) > 0 &&
-		    b->fleet.nodes[n].fd >= 0) {
+		    backend_node_heard(b, n, j->spec.policy.heartbeat_timeout_s)) {
 			to = n;
 			break;
 		}

@@ -36,6 +36,9 @@ struct fleet_node {
 	bool		 up;		/* hello received */
 	json_t		*hello;		/* the agent's hello */
 	double		 last_seen;	/* CLOCK_MONOTONIC */
+	double		 ping_sent;	/* the last ping's (CLOCK_MONOTONIC) */
+	double		 answered;	/* the newest ping answered was sent
+					 * then: the link works both ways */
 	enum fleet_stage stage;
 	int		 backoff_s;	/* 0 until a connect fails */
 	double		 retry_at;	/* no connect before this (CLOCK_MONOTONIC) */

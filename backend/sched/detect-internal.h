@@ -32,7 +32,13 @@ int	detect_window_len(const struct detect_job *);
  * 0 while a rank has less than a full window. */
 int	detect_window(const struct detect_job *, double *compute,
 	    double *share);
-/* A free spare node to migrate a rank of the job to, or -1. */
+/* Whether node n is cut off: no link to its agent, or nothing from it
+ * for longer than the job's heartbeat timeout. */
+bool	detect_node_silent(const struct detect_job *, int n);
+/* Whether rank r runs, unpaused, with no heartbeat for longer than the
+ * timeout, while the detectors watch the job. */
+bool	detect_rank_silent(const struct detect_job *, int r);
+/* A free spare node, heard from, to move a rank of the job to, or -1. */
 int	detect_spare(const struct detect_job *);
 /* Fill one decision; fmt NULL leaves the reason empty. */
 void	detect_decide(struct detect_decision *, enum detect_kind, int rank,

@@ -118,8 +118,27 @@ detect_window_len(const struct detect_job *job)
 	return window < 1 ? 1 : window;
 }
 
+bool
+detect_node_silent(const struct detect_job *job, int n)
+{
+	const struct detect_node *nd = &job->nodes[n];
+
+	return !nd->up ||
+	    job->now - nd->heard > job->spec->policy.heartbeat_timeout_s;
+}
+
+bool
+detect_rank_silent(const struct detect_job *job, int r)
+{
+	const struct detect_rank *rk = &job->ranks[r];
+
+	return detect_watching(job) && rk->running && !rk->paused &&
+	    job->now - rk->last_seen > job->spec->policy.heartbeat_timeout_s;
+}
+
 /* Only CPU jobs move to a spare on their own: a spare's GPUs are not
- * counted here. */
+ * counted here.  A silent spare is no refuge: it is as cut off as the
+ * node the rank would leave. */
 int
 detect_spare(const struct detect_job *job)
 {
@@ -128,7 +147,7 @@ detect_spare(const struct detect_job *job)
 	for (int n = 0; n < job->nnodes; n++) {
 		const struct detect_node *nd = &job->nodes[n];
 
-		if (nd->spare && nd->up && nd->cpu_free > 0)
+		if (nd->spare && !detect_node_silent(job, n) && nd->cpu_free > 0)
 			return n;
 	}
 	return -1;

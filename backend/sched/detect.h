@@ -25,6 +25,8 @@ struct detect_node {
 	const char	*name;
 	bool		 spare;
 	bool		 up;		/* linked to its agent */
+	double		 heard;		/* CLOCK_MONOTONIC of its agent's last
+					 * frame (node metrics come each second) */
 	int		 cpu_free;	/* CPU slots less those taken */
 };
 

@@ -19,15 +19,7 @@ command -v tc > /dev/null && command -v ip > /dev/null ||
 ns="hunter-hm-$$"
 va="hm$$a"
 vb="hm$$b"
-cleanup_hooks="ip netns del $ns 2>/dev/null; ip link del $va 2>/dev/null; $cleanup_hooks"
-ip netns add "$ns"
-ip link add "$va" type veth peer name "$vb"
-ip link set "$vb" netns "$ns"
-ip addr add 10.79.$(( $$ % 250 )).1/24 dev "$va"
-ip link set "$va" up
-ip netns exec "$ns" ip addr add 10.79.$(( $$ % 250 )).2/24 dev "$vb"
-ip netns exec "$ns" ip link set "$vb" up
-ip netns exec "$ns" ip link set lo up
+netns_veth "$ns" "$va" "$vb" "10.79.$(( $$ % 250 ))"
 # 8 Mbit/s with room for four packets: a bulk sender loses some.
 tc qdisc add dev "$va" root tbf rate 8mbit burst 8kb limit 6kb
 

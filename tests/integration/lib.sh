@@ -62,6 +62,21 @@ wait_for() {
 	fail "no '$2' in $1 after ${3:-20} s"
 }
 
+# netns_veth NS HERE THERE NET: a network namespace NS and a veth pair,
+# HERE in this one as NET.1/24 and THERE in NS as NET.2/24, both up, and
+# NS's loopback; the exit trap removes them.  Needs root.
+netns_veth() {
+	cleanup_hooks="ip netns del $1 2>/dev/null; ip link del $2 2>/dev/null${cleanup_hooks:+; $cleanup_hooks}"
+	ip netns add "$1"
+	ip link add "$2" type veth peer name "$3"
+	ip link set "$3" netns "$1"
+	ip addr add "$4.1/24" dev "$2"
+	ip link set "$2" up
+	ip netns exec "$1" ip addr add "$4.2/24" dev "$3"
+	ip netns exec "$1" ip link set "$3" up
+	ip netns exec "$1" ip link set lo up
+}
+
 # mkdata DIR NTRAIN NTEST: a small synthetic idx data set.
 mkdata() { "$PY" "$SRCDIR/tests/integration/mkidx.py" "$@"; }
 

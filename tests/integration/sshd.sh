@@ -6,6 +6,8 @@
 #   sshd_start [PATH]  start sshd; the sessions get PATH (default: the
 #                      build directory first, so `hunter` is found there).
 #                      Sets SSHD_PORT and SSHD_PID; the exit trap stops it.
+#                      It listens on $SSHD_ADDR (127.0.0.1), inside the
+#                      network namespace $SSHD_NETNS where that is set.
 #   ssh_cluster FILE NODE...  write a cluster file with one node per NAME
 #                      (127.0.0.1:$SSHD_PORT, state_dir $T/NAME, racks
 #                      alternating r1, r2, 2 CPU slots each).
@@ -45,7 +47,7 @@ sshd_start() {
 		SSHD_PORT=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 		cat > "$T/ssh/sshd_config" <<EOF
 Port $SSHD_PORT
-ListenAddress 127.0.0.1
+ListenAddress ${SSHD_ADDR:-127.0.0.1}
 HostKey $T/ssh/host_ed25519
 AuthorizedKeysFile $T/ssh/authorized_keys
 PidFile $T/ssh/sshd.pid
@@ -59,7 +61,8 @@ SetEnv PATH=$sshd_path HOME=$T/rhome
 Subsystem sftp /usr/lib/openssh/sftp-server -d $T/rhome
 EOF
 		: > "$T/ssh/sshd.log"
-		"$SSHD" -f "$T/ssh/sshd_config" -D -e 2>"$T/ssh/sshd.log" &
+		${SSHD_NETNS:+ip netns exec "$SSHD_NETNS"} "$SSHD" \
+		    -f "$T/ssh/sshd_config" -D -e 2>"$T/ssh/sshd.log" &
 		SSHD_PID=$!
 		cleanup_hooks="${cleanup_hooks:+$cleanup_hooks; }stop_remote_agents; kill $SSHD_PID 2>/dev/null || true"
 		for i in $(seq 100); do
@@ -68,7 +71,7 @@ EOF
 			sleep 0.05
 		done
 		if grep -q "Server listening" "$T/ssh/sshd.log"; then
-			ssh-keyscan -p "$SSHD_PORT" -t ed25519 127.0.0.1 \
+			ssh-keyscan -p "$SSHD_PORT" -t ed25519 "${SSHD_ADDR:-127.0.0.1}" \
 				> "$T/ssh/host.keyscan" 2>/dev/null
 			return 0
 		fi

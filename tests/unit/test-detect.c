@@ -1,9 +1,11 @@
 /*
  * test-detect.c: the detectors (backend/sched/detect.h) driven with
  * synthetic series: a straggler, low utilisation, a leak slope over the
- * limit, a heartbeat timeout (kill, then lost), the warm-up that is not
- * a leak, the ranks that linger in a re-formation, the failover that is
- * due, the order of the table, and a healthy job on which nothing fires.
+ * limit, a heartbeat timeout (kill, then lost; lost at once when its
+ * node is silent too), the warm-up that is not a leak, the ranks that
+ * linger in a re-formation, the failover that is due (and waits on a
+ * silent rank), the order of the table, and a healthy job on which
+ * nothing fires.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -66,7 +68,8 @@ healthy(void)
 	f->spec.resources.ranks = NR;
 	for (int n = 0; n < NN; n++)
 		f->nodes[n] = (struct detect_node){ .name = node_names[n],
-		    .spare = n == NN - 1, .up = true, .cpu_free = 4 };
+		    .spare = n == NN - 1, .up = true, .heard = NOW - 0.5,
+		    .cpu_free = 4 };
 	for (int r = 0; r < NR; r++) {
 		times(f, r, 60, 100, 120, 10);
 		memory(f, r, 0, 300, 512 * MIB, 0);
@@ -90,6 +93,17 @@ run(struct fix *f, const char *name)
 	assert_non_null(dt);
 	memset(f->d, 0, sizeof f->d);
 	return dt->run(&f->job, f->d, NR + 1);
+}
+
+/* The one decision of detector name: kind, rank and reason. */
+static void
+decided(struct fix *f, const char *name, enum detect_kind kind, int rank,
+    const char *reason)
+{
+	assert_int_equal(run(f, name), 1);
+	assert_int_equal(f->d[0].kind, kind);
+	assert_int_equal(f->d[0].rank, rank);
+	assert_string_equal(f->d[0].reason, reason);
 }
 
 static void
@@ -145,6 +159,11 @@ t_straggler(void **state)
 	f->nodes[4].up = false;
 	assert_int_equal(detect_run(&f->job, f->d, NR + 1), 1);
 	assert_int_equal(f->d[0].kind, DETECT_MIGRATE);
+	assert_int_equal(f->d[0].node, -1);
+	/* Nor one linked but silent past the heartbeat timeout. */
+	f->nodes[4].up = true;
+	f->nodes[4].heard = NOW - 11;
+	assert_int_equal(run(f, "straggler"), 1);
 	assert_int_equal(f->d[0].node, -1);
 	free(f);
 
@@ -278,11 +297,8 @@ t_heartbeat(void **state)
 	assert_int_equal(run(f, "heartbeat"), 0);
 	/* The kill not acted on for longer than the timeout: lost. */
 	f->ranks[1].kill_sent = NOW - 11;
-	assert_int_equal(run(f, "heartbeat"), 1);
-	assert_int_equal(f->d[0].kind, DETECT_LOST);
-	assert_int_equal(f->d[0].rank, 1);
-	assert_string_equal(f->d[0].reason, "lost: no heartbeat and no answer "
-	    "from the agent of n1");
+	decided(f, "heartbeat", DETECT_LOST, 1, "lost: no heartbeat and no "
+	    "answer from the agent of n1");
 	/* Not while paused, in the grace after a launch or re-forming; not
 	 * a paused rank, nor one that has exited. */
 	f->job.paused = true;
@@ -298,6 +314,33 @@ t_heartbeat(void **state)
 	assert_int_equal(run(f, "heartbeat"), 1);
 	f->job.reforming = true;
 	f->job.reform_since = NOW;
+	assert_int_equal(run(f, "heartbeat"), 0);
+	free(f);
+}
+
+static void
+t_heartbeat_cut_off(void **state)
+{
+	struct fix	*f = healthy();
+
+	(void)state;
+	/* Rank 1 silent, and nothing from its node's agent either for over
+	 * the timeout (a partition): no kill is waited for, it is lost. */
+	f->ranks[1].last_seen = NOW - 12;
+	f->nodes[1].heard = NOW - 11;
+	decided(f, "heartbeat", DETECT_LOST, 1, "lost: no heartbeat for 12 s, "
+	    "and nothing from the agent of n1 for 11 s");
+	f->nodes[1].up = false;
+	decided(f, "heartbeat", DETECT_LOST, 1, "lost: no heartbeat for 12 s, "
+	    "and no link to the agent of n1");
+	/* Its node heard within the timeout: the kill comes first. */
+	f->nodes[1].up = true;
+	f->nodes[1].heard = NOW - 10;
+	assert_int_equal(run(f, "heartbeat"), 1);
+	assert_int_equal(f->d[0].kind, DETECT_KILL);
+	/* A silent node with no silent rank is not the heartbeat's. */
+	f->ranks[1].last_seen = NOW - 1;
+	f->nodes[1].heard = NOW - 30;
 	assert_int_equal(run(f, "heartbeat"), 0);
 	free(f);
 }
@@ -354,6 +397,22 @@ t_failover_due(void **state)
 	assert_int_equal(f->d[0].rank, -1);
 	f->job.reforming = true;
 	assert_int_equal(run(f, "failover"), 0);
+	/* Rank 0 failed on the exchange while rank 3 fell silent (a
+	 * partition): the silent rank is judged first, so that it is the
+	 * one moved, not the bystander. */
+	f->job.reforming = false;
+	f->job.paused = false;
+	f->ranks[0].running = false;
+	f->ranks[3].last_seen = NOW - 11;
+	assert_int_equal(run(f, "failover"), 0);
+	f->nodes[3].heard = NOW - 11;
+	assert_int_equal(detect_run(&f->job, f->d, NR + 1), 1);
+	assert_int_equal(f->d[0].kind, DETECT_LOST);
+	assert_int_equal(f->d[0].rank, 3);
+	/* Once it is no longer running (lost), the failover is due. */
+	f->ranks[3].running = false;
+	assert_int_equal(run(f, "failover"), 1);
+	assert_int_equal(f->d[0].kind, DETECT_FAILOVER);
 	free(f);
 }
 
@@ -390,6 +449,7 @@ main(void)
 		cmocka_unit_test(t_leak),
 		cmocka_unit_test(t_warmup),
 		cmocka_unit_test(t_heartbeat),
+		cmocka_unit_test(t_heartbeat_cut_off),
 		cmocka_unit_test(t_lingering),
 		cmocka_unit_test(t_failover_due),
 		cmocka_unit_test(t_order),
