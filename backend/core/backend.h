@@ -181,6 +181,7 @@ struct job_state {
 		double	 since;		/* CLOCK_MONOTONIC */
 		bool	 waiting;	/* for a silent node to answer */
 		double	 wait_since;	/* CLOCK_MONOTONIC */
+		double	 heard_since;	/* every node heard: 0 = not yet */
 	} restart;
 	double		 grace_until;	/* detectors wait after a launch */
 	double		 fail_since;	/* a rank failed; its failover is due */

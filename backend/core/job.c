@@ -397,6 +397,8 @@ job_may_fail_over(const struct backend *b, const struct job_state *j)
  * Said when it starts and when it ends; the detectors' round settles a
  * re-forming job every second, so the relaunch follows by itself.
  */
+#define JOB_PING_WAIT_S	120	/* TCP's longest retransmit backoff */
+
 static bool
 job_relaunch_waits(struct backend *b, struct job_state *j)
 {
@@ -418,23 +420,35 @@ job_relaunch_waits(struct backend *b, struct job_state *j)
 		if (!j->restart.waiting)
 			j->restart.wait_since = clock_mono();
 		j->restart.waiting = true;
+		j->restart.heard_since = 0;
 		return true;
 	}
 	if (!j->restart.waiting)
 		return false;
 	now = clock_mono();
+	if (j->restart.heard_since == 0)
+		j->restart.heard_since = now;
 	for (int r = 0; r < j->restart.world; r++) {
 		n = j->restart.node_of[r];
 		if (b->fleet.nodes[n].answered < j->restart.wait_since) {
 			backend_node_ping(b, n, now);
 			unanswered = true;
+			name = b->cluster->nodes[n].name;
 		}
 	}
-	if (unanswered)
+	/* An agent of an older build forwards the ping to its workers and
+	 * never answers: heard for long enough is then taken as back. */
+	if (unanswered && now - j->restart.heard_since < JOB_PING_WAIT_S)
 		return true;
-	backend_event(b, j->name, EV_UP, -1, NULL, "every node of generation "
-	    "%d answers again, after %.0f s", j->generation + 1,
-	    now - j->restart.wait_since);
+	if (unanswered)
+		backend_event(b, j->name, EV_UP, -1, name, "generation %d "
+		    "relaunches: every node is heard again, but %s has not "
+		    "answered a ping in %d s (an agent of an older build?)",
+		    j->generation + 1, name, JOB_PING_WAIT_S);
+	else
+		backend_event(b, j->name, EV_UP, -1, NULL, "every node of "
+		    "generation %d answers again, after %.0f s",
+		    j->generation + 1, now - j->restart.wait_since);
 	j->restart.waiting = false;
 	return false;
 }
