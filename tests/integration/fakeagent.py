@@ -10,8 +10,8 @@
 #   finish   a summary (finished), the rank's finished event (as a
 #            worker that trained to the end sends it) and an exit with
 #            status 0
-#   hold     nothing until a stop for its job: then a summary (stopped)
-#            and the exit
+#   hold     a heartbeat a second, as a live worker sends it, until a
+#            stop for its job: then a summary (stopped) and the exit
 #   store    the rendezvous of a rank whose peer has not published yet:
 #            a get of JOB/g0/peer (1 s), a set of it to this run's id, a
 #            get again; each answer is a line in ROOT/store.log; then as
@@ -23,7 +23,7 @@
 # usage: fakeagent.py [--error-reason] ROOT MODE NAME...  (NAME may be
 # PREFIX%04d:FIRST-LAST for a range).  ROOT/ready appears once every
 # socket listens; SIGTERM ends it.
-import base64, json, os, resource, selectors, signal, socket, struct, sys
+import base64, json, os, resource, selectors, signal, socket, struct, sys, time
 
 args = sys.argv[1:]
 error_reason = args and args[0] == "--error-reason"
@@ -53,6 +53,7 @@ class Peer:
     def __init__(self, sock, node):
         self.sock, self.node, self.buf = sock, node, b""
         self.held = []              # launches waiting for a stop
+        self.open = True
 
     def send(self, obj):
         self.sock.setblocking(True)
@@ -63,6 +64,11 @@ class Peer:
         return {"job": launch["job"], "rank": launch["rank"],
                 "node": self.node, "run": launch.get("run", 0),
                 "generation": launch.get("generation", 0)}
+
+    def beat(self):
+        for launch in self.held:
+            self.send(dict(self.tags(launch), t="metrics", beat=True,
+                           paused=False, step=0))
 
     def finish(self, launch, state="finished"):
         t = self.tags(launch)
@@ -151,6 +157,7 @@ class Peer:
         if not got:
             sel.unregister(self.sock)
             self.sock.close()
+            self.open = False
             return
         self.buf += got
         while len(self.buf) >= 4:
@@ -166,6 +173,7 @@ def accept(lsock, node):
     c, _ = lsock.accept()
     c.setblocking(False)
     p = Peer(c, node)
+    peers.append(p)
     sel.register(c, selectors.EVENT_READ, p.readable)
 
 
@@ -181,8 +189,18 @@ for name in names:
     s.setblocking(False)
     sel.register(s, selectors.EVENT_READ,
                  (lambda s, n: lambda: accept(s, n))(s, name))
+peers = []
 signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
 open(os.path.join(root, "ready"), "w").close()
+beat_at = time.monotonic()
 while True:
     for key, _ in sel.select(1):
         key.data()
+    if time.monotonic() - beat_at >= 1:
+        beat_at = time.monotonic()
+        peers = [p for p in peers if p.open]
+        for p in peers:
+            try:
+                p.beat()
+            except OSError:
+                p.open = False
