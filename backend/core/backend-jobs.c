@@ -226,8 +226,8 @@ backend_launch_rank(struct backend *b, struct job_state *j, int r)
 		return;
 	}
 	if (fleet_send(fn, m) != 0) {
-		snprintf(err, sizeof err, "cannot reach the agent of %s",
-		    fn->spec->name);
+		snprintf(err, sizeof err, "cannot reach the agent of %s: %s",
+		    fn->spec->name, strerror(errno));
 		backend_launch_failed(b, j, r, err);
 	} else
 		rank_set_phase(b, j, r, RANK_RUNNING, "launched on %s as "

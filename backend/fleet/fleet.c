@@ -176,9 +176,13 @@ fleet_send(struct fleet_node *fn, const json_t *msg)
 		errno = ENOTCONN;
 		return -1;
 	}
-	/* Nothing the backend sends an agent is droppable: never 1. */
+	/* Nothing the backend sends an agent is droppable: never 1.  An
+	 * agent that closed its end (EPIPE, ECONNRESET) stays open here: the
+	 * poll reads its EOF, and the loss of the link is said and acted on
+	 * there, with the ranks it held, rather than closed in silence. */
 	if (proto_queue_send(&fn->q, msg) < 0) {
-		if ((saved = errno) != EINVAL)
+		saved = errno;
+		if (saved != EINVAL && saved != EPIPE && saved != ECONNRESET)
 			fleet_close_node(fn);
 		errno = saved;
 		return -1;

@@ -109,7 +109,9 @@ struct fleet_node *fleet_find(struct fleet *, const char *name);
 void	fleet_link_why(const struct fleet_node *, char *buf, size_t len);
 /* Send msg to a node through its queue, never waiting for it; when the
  * link fails the node is closed.  0 (sent or waiting), or -1 (errno;
- * EINVAL: msg cannot be encoded, the link stays). */
+ * EINVAL: msg cannot be encoded, the link stays; EPIPE, ECONNRESET: the
+ * agent closed its end, and the link stays for the poll to read its
+ * EOF). */
 int	fleet_send(struct fleet_node *, const json_t *msg);
 /* Write what waits for the node, when poll() said its fd can take more
  * (ask for proto_queue_events(&fn->q)).  0, or -1 with the node closed

@@ -49,16 +49,11 @@ ckpt_dir_job() {
 	grep -q "dir: $2" "$1" || fail "could not set checkpoint.dir in $1"
 }
 
-# On failure, show the end of each agent's log (the workers' exits and
-# the frames they refused are there), and keep the whole temporary
-# directory in $FAULTS_KEEP/NAME when that is set.
+# On failure, show the end of each agent's log, and keep the whole
+# temporary directory in $FAULTS_KEEP/NAME when that is set.
 fail() {
 	echo "FAIL: $*" >&2
-	for l in "$HUNTER_STATE_DIR"/nodes/*/agent.log; do
-		[ -f "$l" ] || continue
-		echo "--- $l (last lines)" >&2
-		tail -n 8 "$l" | cut -c1-300 >&2
-	done
+	show_agent_logs
 	if [ -n "${FAULTS_KEEP:-}" ]; then
 		mkdir -p "$FAULTS_KEEP"
 		cp -a "$T" "$FAULTS_KEEP/$(basename "$0" .sh).$$" 2>/dev/null || true

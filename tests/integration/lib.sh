@@ -30,7 +30,16 @@ on_exit() {
 }
 trap on_exit EXIT
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# On failure, show the end of each agent's log (the workers' exits, the
+# frames refused, a sanitizer's report are there): CI keeps no $T.
+show_agent_logs() {
+	for l in "$HUNTER_STATE_DIR"/nodes/*/agent.log; do
+		[ -f "$l" ] || continue
+		echo "--- $l (last lines)" >&2
+		tail -n 8 "$l" | cut -c1-300 >&2
+	done
+}
+fail() { echo "FAIL: $*" >&2; show_agent_logs; exit 1; }
 pass() { echo "ok: $*"; }
 
 # The waits.  A test that waits for something goes through these, never

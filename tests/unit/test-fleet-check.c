@@ -2,10 +2,15 @@
  * test-fleet-check.c: fleet_check_versions (backend/fleet/check.c) over
  * hand-made hellos: all equal, one node on another hunter, the console on
  * another build, Gloo differing between nodes, nodes without a hello, and
- * a message too long for its buffer.
+ * a message too long for its buffer; and fleet_send to an agent that
+ * closed its end, whose link stays for the poll to read the EOF and say
+ * so (it was closed in silence: a launch then failed with no word of
+ * the lost link).
  */
 #include "config.h"
 
+#include <errno.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -150,6 +157,36 @@ t_short_buffer(void **state)
 	assert_int_equal(fleet_check_versions(&fleet, NULL, err, 0), -1);
 }
 
+static void
+t_send_peer_closed(void **state)
+{
+	struct fleet_node *fn = &nodes[0];
+	int		 sv[2];
+	char		 c;
+	struct pollfd	 pfd = { .events = POLLIN };
+	json_t		*m = json_pack("{s:s, s:s}", "t", "cmd", "cmd", "ping");
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	fn->fd = sv[0];
+	proto_queue_init(&fn->q, fn->fd, 0);
+	assert_int_equal(fleet_send(fn, m), 0);		/* a live agent */
+	close(sv[1]);
+	assert_int_equal(fleet_send(fn, m), -1);
+	assert_int_equal(errno, EPIPE);
+	assert_int_equal(fn->fd, sv[0]);		/* still open ... */
+	pfd.fd = fn->fd;				/* ... and the poll */
+	assert_int_equal(poll(&pfd, 1, 0), 1);		/* sees the end */
+	assert_true(pfd.revents & (POLLIN | POLLHUP));
+	assert_true(recv(fn->fd, &c, 1, MSG_DONTWAIT) <= 0);
+	fn->fd = -1;					/* now closed: no link */
+	assert_int_equal(fleet_send(fn, m), -1);
+	assert_int_equal(errno, ENOTCONN);
+	proto_queue_free(&fn->q);
+	close(sv[0]);
+	json_decref(m);
+}
+
 int
 main(void)
 {
@@ -161,6 +198,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(t_down_nodes_skipped, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(t_short_buffer, setup, teardown),
+		cmocka_unit_test_setup_teardown(t_send_peer_closed, setup,
+		    teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
