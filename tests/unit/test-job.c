@@ -6,7 +6,10 @@
  * aborts the process under HUNTER_STRICT_PHASES).  Then the verdict at
  * the end of a job is the backend's from what its ranks did, never a
  * rank's word: a rank that exits well without saying it finished makes
- * the job stopped, even when rank 0's summary says finished.
+ * the job stopped, even when rank 0's summary says finished.  And a
+ * migrate of a job whose ranks are on no node yet (queued) is refused:
+ * it was taken, claimed a move, and made the job restart as generation 1
+ * once placed (issue 27, item 8).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -69,7 +72,7 @@ listed(const char *const *list, const char *from, const char *to)
 /* What the backend raised: the last phase and refused events. */
 struct seen {
 	int	 phase, refused;
-	char	 from[32], to[32], reason[128];
+	char	 from[32], to[32], reason[128], refusal[128];
 	int	 rank;
 };
 
@@ -88,8 +91,11 @@ on_frame(void *ctx, const json_t *m)
 		snprintf(s->reason, sizeof s->reason, "%s",
 		    json_string_value(json_object_get(m, "reason")));
 		s->rank = (int)json_integer_value(json_object_get(m, "rank"));
-	} else if (k == EV_REFUSED)
+	} else if (k == EV_REFUSED) {
 		s->refused++;
+		snprintf(s->refusal, sizeof s->refusal, "%s",
+		    json_string_value(json_object_get(m, "reason")));
+	}
 }
 
 static struct backend *
@@ -331,6 +337,29 @@ t_verdict(void **state)
 	backend_close(b);
 }
 
+static void
+t_migrate_queued(void **state)
+{
+	struct seen	 seen;
+	struct backend	*b;
+	struct job_state *j;
+	/* No node: the simulated backend has no links to find one in. */
+	json_t		*cmd = json_pack("{s:s, s:s, s:s, s:i}", "t", "cmd",
+	    "cmd", "migrate", "job", "lifejob", "rank", 0);
+
+	(void)state;
+	b = open_backend(&seen);
+	j = new_job(b, 2);
+	assert_int_equal(backend_migrate(b, j, cmd), -1);
+	assert_int_equal(seen.refused, 1);
+	assert_non_null(strstr(seen.refusal, "lifejob is queued, not running"));
+	assert_int_equal(j->phase, JOB_QUEUED);
+	assert_int_equal(j->generation, 0);
+	assert_int_equal(seen.phase, 0);		/* nothing moved */
+	json_decref(cmd);
+	backend_close(b);
+}
+
 int
 main(void)
 {
@@ -339,6 +368,7 @@ main(void)
 		cmocka_unit_test(t_rank_moves),
 		cmocka_unit_test(t_strict_aborts),
 		cmocka_unit_test(t_verdict),
+		cmocka_unit_test(t_migrate_queued),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
