@@ -142,6 +142,10 @@ backend_replay_record(void *ctx, json_t *rec)
 		j->yaml = NULL;
 		j->ranks = NULL;
 		j->restart.node_of = NULL;
+		/* The relaunch was under way: a backend killed before its
+		 * phase event left the job placing, not re-forming. */
+		if (job_reforming(j))
+			job_restore_phase(j, JOB_RUNNING);
 	} else {
 		if (j != NULL && !job_done(j))
 			job_restore_phase(j, JOB_STOPPED);
@@ -167,8 +171,10 @@ backend_replay_record(void *ctx, json_t *rec)
 		if (i < (size_t)j->world && fn != NULL) {
 			j->ranks[i].node = (int)(fn - b->fleet.nodes);
 			rank_restore_phase(j, (int)i, RANK_RUNNING);
-			/* Heartbeats are counted from the re-attach. */
+			/* Heartbeats are counted from the re-attach; its
+			 * agent's hello says whether it is there at all. */
 			j->ranks[i].last_seen = clock_mono();
+			j->ranks[i].replayed = true;
 		}
 	}
 	backend_program_replay(b, rec);

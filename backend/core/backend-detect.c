@@ -55,6 +55,7 @@ snapshot(struct backend *b, struct job_state *j, double now,
 		ranks[r] = (struct detect_rank){ .node = rs->node,
 		    .running = rs->phase == RANK_RUNNING, .paused = rs->paused,
 		    .last_seen = rs->last_seen, .kill_sent = rs->kill_sent,
+		    .absent_since = rs->absent_since,
 		    .compute_ms = &rs->h_compute_ms, .step_ms = &rs->h_step_ms,
 		    .comm_ms = &rs->h_comm_ms, .rss = &rs->h_rss,
 		    .step = &rs->h_step };

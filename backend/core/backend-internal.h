@@ -168,6 +168,9 @@ void	backend_launch_job(struct backend *, struct job_state *,
 /* Every rank of the old generation has exited: place and launch the next
  * one with the re-formation's placement (job_settle calls it). */
 void	backend_relaunch(struct backend *, struct job_state *);
+/* For tests: the backend dies here (SIGKILL) when HUNTER_CRASH_AT names
+ * the point, as a backend killed at that instant would. */
+void	backend_crash_point(const char *point);
 /* Launch every rank of j again, in place, as the next generation (a
  * program job's autotune trials and its run after them). */
 void	backend_launch_generation(struct backend *, struct job_state *);

@@ -146,7 +146,8 @@ rank_proc_reset(struct rank_state *rs)
 	RANK_METRICS(RANK_METRIC_RESET)
 	rs->known = 0;
 	rs->paused = rs->finished = false;
-	rs->last_seen = rs->kill_sent = 0;
+	rs->last_seen = rs->kill_sent = rs->absent_since = 0;
+	rs->replayed = false;
 	rs->exit_signal = 0;
 	rs->exit_reason[0] = rs->said[0] = rs->last_line[0] = '\0';
 	series_clear(&rs->h_compute_ms);
@@ -380,6 +381,7 @@ backend_relaunch(struct backend *b, struct job_state *j)
 	j->fail_since = 0;
 	sched_batch(j);
 	backend_journal_job(b, j);
+	backend_crash_point("relaunch");	/* journalled, nothing sent */
 	job_set_phase(b, j, JOB_PLACING, "generation %d on %s", j->generation,
 	    placement_text(b, j));
 	if (j->restart.kind == EV_RESIZED)

@@ -98,6 +98,55 @@ backend_node_gpus(struct backend *b, int n, const json_t *hello)
 		    why != NULL ? ")" : "", cap);
 }
 
+/* Whether the workers of a hello hold rank r of j's generation. */
+static bool
+hello_lists(const json_t *workers, const struct job_state *j, int r)
+{
+	const json_t	*w;
+	size_t		 i;
+
+	json_array_foreach(workers, i, w) {
+		const char	*job = json_string_value(json_object_get(w, "job"));
+
+		if (job != NULL && strcmp(job, j->name) == 0 &&
+		    json_integer_value(json_object_get(w, "run")) == j->run &&
+		    json_integer_value(json_object_get(w, "generation")) ==
+		    j->generation &&
+		    json_integer_value(json_object_get(w, "rank")) == r)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The ranks a re-attach rebuilt on node n that its agent's hello does
+ * not list (job, run, generation and rank): the launch never arrived (the
+ * backend that journalled it died first), so nothing there will ever
+ * beat.  The absent detector loses them a second later, which lets the
+ * exits of the agent's history (that follow its hello) come in first: a
+ * rank that ran and ended there, its slot since reused, is not absent.
+ */
+static void
+backend_hello_absent(struct backend *b, int n, const json_t *workers)
+{
+	double		 now = clock_mono();
+
+	for (int i = 0; i < b->njobs; i++) {
+		struct job_state *j = &b->jobs[i];
+
+		for (int r = 0; !job_done(j) && r < j->world; r++) {
+			struct rank_state *rs = &j->ranks[r];
+
+			if (!rs->replayed || rs->node != n ||
+			    rs->phase != RANK_RUNNING)
+				continue;
+			rs->replayed = false;
+			if (!hello_lists(workers, j, r))
+				rs->absent_since = now;
+		}
+	}
+}
+
 /* The agent's hello: which of our ranks still run there, and its GPUs. */
 static void
 backend_agent_hello(struct backend *b, struct fleet_node *fn, json_t *msg)
@@ -126,6 +175,8 @@ backend_agent_hello(struct backend *b, struct fleet_node *fn, json_t *msg)
 			j->ranks[r].pid = (long)json_integer_value(
 			    json_object_get(w, "pid"));
 	}
+	backend_hello_absent(b, (int)(fn - b->fleet.nodes),
+	    json_object_get(msg, "workers"));
 	backend_schedule(b);	/* a job may wait for this node */
 }
 

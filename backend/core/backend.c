@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,6 +192,15 @@ backend_fd_limit(struct backend *b, const struct cluster_spec *c)
 		    "nodes, and this process may open %ld files (ulimit -n; "
 		    "%ld wanted): nodes past that fail to connect with \"Too "
 		    "many open files\"", c->n_nodes, got, want);
+}
+
+void
+backend_crash_point(const char *point)
+{
+	const char	*at = getenv("HUNTER_CRASH_AT");
+
+	if (at != NULL && strcmp(at, point) == 0)
+		raise(SIGKILL);
 }
 
 /* The journal could not take a record (a full disk), or can again. */

@@ -98,6 +98,11 @@ struct rank_state {
 	bool		 finished;	/* it said it trained to the end */
 	double		 last_seen;	/* CLOCK_MONOTONIC of the last metrics */
 	double		 kill_sent;	/* when a kill went out; 0 = none */
+	/* Rebuilt from the journal by a re-attach: running as far as the
+	 * journal knows, until its agent's hello lists it; absent_since is
+	 * when a hello did not (its launch never arrived). */
+	bool		 replayed;
+	double		 absent_since;
 	int		 exit_signal;	/* what ended it; 0 = none */
 	char		 exit_reason[128];
 	char		 said[256];	/* its own last word on failing (its

@@ -473,6 +473,14 @@ job_settle(struct backend *b, struct job_state *j)
 			}
 		}
 	}
+	if (job_reforming(j) && j->restart.node_of == NULL) {
+		/* Never so: a re-formation keeps its placement until the
+		 * relaunch, and the journal's replay keeps it with it. */
+		job_end(b, j, JOB_FAILED, "%s re-formed without a placement to "
+		    "start its next generation on (a defect of hunter's)",
+		    j->name);
+		return;
+	}
 	if (job_reforming(j)) {
 		if (!job_relaunch_waits(b, j))
 			backend_relaunch(b, j);

@@ -9,6 +9,7 @@
 
 #include "backend/sched/detect.h"
 
+extern const struct detector detect_absent;
 extern const struct detector detect_lingering;
 extern const struct detector detect_failover;
 extern const struct detector detect_heartbeat;

@@ -13,9 +13,11 @@
 #include "backend/sched/detect-internal.h"
 #include "backend/sched/detect.h"
 
-/* In the order they are asked: a re-formation's stragglers, a failover
- * that is due, a silent rank, then slow ranks, then leaks. */
+/* In the order they are asked: a rank its agent does not have, a
+ * re-formation's stragglers, a failover that is due, a silent rank, then
+ * slow ranks, then leaks. */
 const struct detector *const detect_table[] = {
+	&detect_absent,
 	&detect_lingering,
 	&detect_failover,
 	&detect_heartbeat,

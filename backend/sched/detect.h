@@ -36,6 +36,8 @@ struct detect_rank {
 	bool		 paused;
 	double		 last_seen;	/* CLOCK_MONOTONIC of the last metrics */
 	double		 kill_sent;	/* when a kill went out; 0 = none */
+	double		 absent_since;	/* its agent's hello lacked it; 0 =
+					 * listed, or not asked */
 	/* One value per metrics frame, oldest first. */
 	const struct series *compute_ms, *step_ms, *comm_ms, *rss, *step;
 };

@@ -8,7 +8,12 @@
 # The job's batch is adaptive ({min: 96, max: 288}: 48 a rank, the rule's
 # while its noise is unknown): the attached backend knows the batch the
 # group runs at, which it learns from rank 0's global_batch when the
-# group was launched before the kill (hunter jobs says it).
+# group was launched before the kill (hunter jobs says it).  (3) The
+# backend dies (HUNTER_CRASH_AT=relaunch) once it has journalled the new
+# generation's launch and before it sent it: the attached backend finds
+# no agent that has those ranks (their hellos do not list them), starts
+# the generation again at once, spending no failover, and the job
+# finishes.
 . "$SRCDIR/tests/integration/lib.sh"
 . "$SRCDIR/tests/faults/faults-lib.sh"
 . "$SRCDIR/tests/integration/sched-lib.sh"
@@ -85,4 +90,33 @@ print("(2) launch records before the attach: worlds %s; resized by the attached 
 assert by_attached or (before and before[-1] > 2), "no resize"
 PYEOF
 crc=$(final_crc "$T/out3" "$(jget "$T/out3" summary world)") || fail "(2) final weights: $crc"
-pass "a resize survived the kill of a rank and of the backend (weights $crc)"
+echo "(2) weights $crc"
+stop_agents
+rm -rf "$HUNTER_STATE_DIR"
+
+# (3) the backend dies between the journal's launch record and the launch
+set +e
+HUNTER_CRASH_AT=relaunch "$HUNTER" run --json --inject slow-sample=400 \
+    "$T/j.yaml" > "$T/out4" 2>&1
+rc=$?
+set -e
+[ "$rc" = 137 ] || { tail -n 5 "$T/out4" | cut -c1-300; fail "(3) the run exited $rc, not killed at the relaunch"; }
+"$PY" - "$HUNTER_STATE_DIR/journal.jsonl" <<'PYEOF' || fail "(3) the journal lacks the relaunch"
+import json, sys
+jr = [json.loads(l) for l in open(sys.argv[1])]
+w = [o["world"] for o in jr if o.get("t") == "job"]
+assert len(w) == 2 and w[1] > 2, w
+print("(3) killed after the launch record of generation 1 (worlds %s)" % w)
+PYEOF
+timeout 120 "$HUNTER" run --json --attach rkill > "$T/out5" 2>&1 ||
+	{ grep -v '"metrics"' "$T/out5" | tail -n 8 | cut -c1-300; fail "(3) the attached run exited $?"; }
+[ "$(jget "$T/out5" summary state)" = finished ] || { grep -v '"metrics"' "$T/out5" | cut -c1-250; fail "(3) not finished"; }
+grep '"kind":"phase".*"to":"reforming"' "$T/out5" | grep -q 'generation 1 never started: the agent of local[0-9] does not have rank 0 (6 ranks missing' ||
+	{ grep -v '"metrics"' "$T/out5" | cut -c1-250; fail "(3) generation 1 not restarted for its absence"; }
+[ "$(grep '"kind":"phase".*"to":"left"' "$T/out5" | grep -c 'does not have it (its launch never arrived)')" = 6 ] ||
+	{ grep -v '"metrics"' "$T/out5" | cut -c1-250; fail "(3) not every absent rank was left behind"; }
+! grep '"kind":"phase".*"to":"reforming"' "$T/out5" | grep -q '"reason":"failover' ||
+	fail "(3) a failover was spent on ranks that never started"
+echo "(3) the attached backend restarted generation 1, its 6 ranks absent from their agents"
+crc3=$(final_crc "$T/out5" "$(jget "$T/out5" summary world)") || fail "(3) final weights: $crc3"
+pass "a resize survived the kill of a rank and of the backend, twice (weights $crc, $crc3)"

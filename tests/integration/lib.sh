@@ -23,9 +23,11 @@ stop_agents() {
 }
 # Under set -e a failing command would end the trap with its status, so
 # the cleanup must not fail: a straggling writer gets a second chance.
+# KEEP_T=DIR keeps a copy of the test's directory there, to debug it.
 on_exit() {
 	eval "$cleanup_hooks" || true
 	stop_agents || true
+	[ -z "${KEEP_T:-}" ] || cp -r "$T" "$KEEP_T" 2>/dev/null || true
 	rm -rf "$T" 2>/dev/null || { sleep 1; rm -rf "$T" 2>/dev/null; } || true
 }
 trap on_exit EXIT

@@ -3,7 +3,8 @@
  * synthetic series: a straggler, low utilisation, a leak slope over the
  * limit, a heartbeat timeout (kill, then lost; lost at once when its
  * node is silent too), the warm-up that is not a leak, the ranks that
- * linger in a re-formation, the failover that is due (and waits on a
+ * linger in a re-formation, ranks a re-attach found absent from their
+ * agents (the generation restarts, they are left behind), the failover that is due (and waits on a
  * silent rank), the order of the table, and a healthy job on which
  * nothing fires.
  */
@@ -109,15 +110,15 @@ decided(struct fix *f, const char *name, enum detect_kind kind, int rank,
 static void
 t_table(void **state)
 {
-	const char	*names[] = { "lingering", "failover", "heartbeat",
-	    "straggler", "util", "leak" };
+	const char	*names[] = { "absent", "lingering", "failover",
+	    "heartbeat", "straggler", "util", "leak" };
 	int		 n = 0;
 
 	(void)state;
 	while (detect_table[n] != NULL)
 		n++;
-	assert_int_equal(n, 6);
-	for (int i = 0; i < 6; i++)
+	assert_int_equal(n, 7);
+	for (int i = 0; i < 7; i++)
 		assert_string_equal(detect_table[i]->name, names[i]);
 	assert_null(detect_find("nonesuch"));
 }
@@ -346,6 +347,44 @@ t_heartbeat_cut_off(void **state)
 }
 
 static void
+t_absent(void **state)
+{
+	struct fix	*f = healthy();
+
+	(void)state;
+	f->job.grace_until = NOW + 5;		/* just re-attached */
+	f->ranks[1].absent_since = NOW - 0.5;	/* its exit may follow */
+	assert_int_equal(run(f, "absent"), 0);
+	f->ranks[1].absent_since = NOW - 1;
+	f->ranks[3].absent_since = NOW - 2;
+	f->ranks[0].absent_since = NOW - 3;
+	f->ranks[0].running = false;		/* its exit came in */
+	assert_int_equal(run(f, "absent"), 3);
+	assert_int_equal(f->d[0].kind, DETECT_RESTART);
+	assert_int_equal(f->d[0].rank, 1);
+	assert_string_equal(f->d[0].reason, "generation 1 never started: the "
+	    "agent of n1 does not have rank 1 (2 ranks missing; the backend "
+	    "that journalled the launch died before it went out)");
+	assert_int_equal(f->d[1].kind, DETECT_LEAVE);
+	assert_int_equal(f->d[1].rank, 1);
+	assert_string_equal(f->d[1].reason, "rank 1: the agent of n1 does not "
+	    "have it (its launch never arrived)");
+	assert_int_equal(f->d[2].kind, DETECT_LEAVE);
+	assert_int_equal(f->d[2].rank, 3);
+	/* In a re-formation they are only left behind, paused or not. */
+	f->job.reforming = true;
+	f->job.paused = true;
+	assert_int_equal(run(f, "absent"), 2);
+	assert_int_equal(f->d[0].kind, DETECT_LEAVE);
+	assert_int_equal(f->d[1].rank, 3);
+	/* It comes first: the lingering ranks' kill is not for them. */
+	f->job.reform_since = NOW - 60;
+	assert_int_equal(detect_run(&f->job, f->d, NR + 1), 2);
+	assert_int_equal(f->d[0].kind, DETECT_LEAVE);
+	free(f);
+}
+
+static void
 t_lingering(void **state)
 {
 	struct fix	*f = healthy();
@@ -450,6 +489,7 @@ main(void)
 		cmocka_unit_test(t_warmup),
 		cmocka_unit_test(t_heartbeat),
 		cmocka_unit_test(t_heartbeat_cut_off),
+		cmocka_unit_test(t_absent),
 		cmocka_unit_test(t_lingering),
 		cmocka_unit_test(t_failover_due),
 		cmocka_unit_test(t_order),
