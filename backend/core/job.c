@@ -628,6 +628,7 @@ job_regroup(struct backend *b, struct job_state *j, const int *node_of,
 	utf8_fix(j->restart.reason, sizeof j->restart.reason);
 	j->restart.since = clock_mono();
 	j->restart.waiting = false;
+	free(j->restart.node_of);	/* a replayed decision never carried out */
 	j->restart.node_of = xcalloc((size_t)world, sizeof(int));
 	memcpy(j->restart.node_of, node_of, sizeof(int) * (size_t)world);
 	j->restart.world = world;
