@@ -41,6 +41,7 @@ struct agent_worker {
 	char		 job[64];
 	int		 rank, world, generation;
 	json_int_t	 run;		/* the backend's id of this launch */
+	long		 seq[PROTO_SEQ_CMDS];	/* the highest forwarded */
 	bool		 exited;
 	json_t		*last_metrics;
 	/* Its stdout and stderr (ranklog.c). */

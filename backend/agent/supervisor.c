@@ -164,6 +164,7 @@ agent_spawn(struct agent *a, const json_t *launch, char *err, size_t errlen)
 	w->world = l.world;
 	w->generation = l.generation;
 	w->run = l.run;
+	memset(w->seq, 0, sizeof w->seq);
 	snprintf(w->job, sizeof w->job, "%s", l.job);
 	proto_reader_init(&w->rd);
 	proto_queue_init(&w->q, w->fd, 0);
@@ -332,6 +333,18 @@ agent_signal_workers(struct agent *a, const char *job, int rank, int sig)
 	}
 }
 
+/* The count a sequenced command carries, kept for the hello. */
+static void
+agent_worker_seq(struct agent_worker *w, const json_t *msg)
+{
+	int		 c = proto_kind(msg, NULL, 0) == PK_CMD ?
+	    proto_seq_cmd(json_string_value(json_object_get(msg, "cmd"))) : -1;
+	json_int_t	 seq = json_integer_value(json_object_get(msg, "seq"));
+
+	if (c >= 0 && seq > w->seq[c])
+		w->seq[c] = (long)seq;
+}
+
 /* Commands and store answers: to the workers of msg's job (and rank). */
 void
 agent_forward_to_workers(struct agent *a, const json_t *msg)
@@ -346,6 +359,7 @@ agent_forward_to_workers(struct agent *a, const json_t *msg)
 		    (job != NULL && strcmp(job, w->job) != 0) ||
 		    (json_is_integer(r) && json_integer_value(r) != w->rank))
 			continue;
+		agent_worker_seq(w, msg);
 		if (w->prog != NULL) {	/* commands only, as lines or signals */
 			if (proto_kind(msg, NULL, 0) == PK_CMD)
 				program_command(a, w, msg);
@@ -365,10 +379,15 @@ agent_workers_json(const struct agent *a)
 	for (int i = 0; i < a->nworkers; i++) {
 		const struct agent_worker *w = &a->workers[i];
 
+		json_t	*seq = json_array();
+
+		for (int c = 0; c < PROTO_SEQ_CMDS; c++)
+			json_array_append_new(seq, json_integer(w->seq[c]));
 		json_array_append_new(arr, json_pack("{s:s, s:i, s:i, s:i, s:I, "
-		    "s:b, s:I}", "job", w->job, "rank", w->rank, "world", w->world,
-		    "generation", w->generation, "pid", (json_int_t)w->pid,
-		    "running", !w->exited, "run", w->run));
+		    "s:b, s:I, s:o}", "job", w->job, "rank", w->rank, "world",
+		    w->world, "generation", w->generation, "pid",
+		    (json_int_t)w->pid, "running", !w->exited, "run", w->run,
+		    "seq", seq));
 	}
 	return arr;
 }

@@ -13,8 +13,8 @@
 #include "backend/core/backend-internal.h"
 #include "backend/core/backend-program.h"
 
-static const char *job_cmd_names[JOB_CMD_COUNT] = { "stop", "pause",
-	"checkpoint", "resume" };
+_Static_assert(JOB_CMD_COUNT == PROTO_SEQ_CMDS, "enum job_cmd is the "
+    "protocol's sequenced commands");
 
 /* Send a sequenced command to every node that hosts one of j's ranks. */
 void
@@ -22,13 +22,13 @@ backend_send_cmd(struct backend *b, struct job_state *j, enum job_cmd c)
 {
 	char	 err[128];
 	json_t	*m = proto_pack(err, sizeof err, "{s:s, s:s, s:s, s:I}", "t",
-	    MSG_CMD, "cmd", job_cmd_names[c], "job", j->name, "seq",
+	    MSG_CMD, "cmd", proto_seq_cmd_names[c], "job", j->name, "seq",
 	    (json_int_t)++j->seq[c]);
 	bool	*sent;
 
 	if (m == NULL) {
 		backend_event(b, j->name, EV_REFUSED, -1, NULL, "%s: %s",
-		    job_cmd_names[c], err);
+		    proto_seq_cmd_names[c], err);
 		return;
 	}
 	sent = xcalloc((size_t)b->fleet.n + 1, sizeof *sent);
@@ -144,7 +144,7 @@ backend_command(struct backend *b, const json_t *cmd)
 		return -1;
 	}
 	for (int k = 0; k < JOB_CMD_COUNT; k++) {
-		if (strcmp(c, job_cmd_names[k]) != 0)
+		if (strcmp(c, proto_seq_cmd_names[k]) != 0)
 			continue;
 		if (k == JOB_CMD_STOP) {
 			backend_stop_job(b, j->name);

@@ -378,6 +378,7 @@ backend_relaunch(struct backend *b, struct job_state *j)
 	store_drop_scope(b->store, scope);	/* the old group's addresses */
 	j->generation++;
 	j->restarts++;
+	memset(j->seq, 0, sizeof j->seq);	/* its ranks count afresh */
 	j->fail_since = 0;
 	sched_batch(j);
 	backend_journal_job(b, j);
@@ -406,6 +407,7 @@ backend_launch_generation(struct backend *b, struct job_state *j)
 	backend_store_scope(j, scope, sizeof scope);
 	store_drop_scope(b->store, scope);
 	j->generation++;
+	memset(j->seq, 0, sizeof j->seq);	/* its ranks count afresh */
 	backend_journal_job(b, j);
 	j->grace_until = clock_mono() + 3;
 	for (int r = 0; r < j->world; r++)

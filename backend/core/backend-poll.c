@@ -171,9 +171,19 @@ backend_agent_hello(struct backend *b, struct fleet_node *fn, json_t *msg)
 		int		 r;
 		struct job_state *j = backend_frame_job(b, w, &r);
 
-		if (j != NULL && r >= 0)
-			j->ranks[r].pid = (long)json_integer_value(
-			    json_object_get(w, "pid"));
+		if (j == NULL || r < 0)
+			continue;
+		j->ranks[r].pid = (long)json_integer_value(json_object_get(w,
+		    "pid"));
+		/* A re-attached backend counts its commands on from what the
+		 * generation's ranks were sent. */
+		for (int c = 0; c < JOB_CMD_COUNT; c++) {
+			json_int_t seq = json_integer_value(json_array_get(
+			    json_object_get(w, "seq"), (size_t)c));
+
+			if (seq > j->seq[c])
+				j->seq[c] = (long)seq;
+		}
 	}
 	backend_hello_absent(b, (int)(fn - b->fleet.nodes),
 	    json_object_get(msg, "workers"));

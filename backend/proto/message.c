@@ -29,6 +29,19 @@
 #include "backend/proto/gloo-version.h"
 #include "backend/proto/proto.h"
 
+const char *const proto_seq_cmd_names[PROTO_SEQ_CMDS] = { "stop", "pause",
+	"checkpoint", "resume" };
+
+int
+proto_seq_cmd(const char *name)
+{
+	for (int c = 0; name != NULL && c < PROTO_SEQ_CMDS; c++) {
+		if (strcmp(name, proto_seq_cmd_names[c]) == 0)
+			return c;
+	}
+	return -1;
+}
+
 static json_t *
 message_versions(void)
 {

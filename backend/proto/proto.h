@@ -60,6 +60,19 @@ enum proto_kind {
 	PK_COUNT
 };
 
+/*
+ * The commands that travel with a sequence number ("seq", enum job_cmd's
+ * order): the count of that command the job's current generation was
+ * sent.  A rank acts on each count once however often, or late, it hears
+ * it; an agent keeps the highest it forwarded to each rank and reports
+ * it in its hello ("seq" of each worker), so that a backend that
+ * re-attaches counts on from there.
+ */
+#define PROTO_SEQ_CMDS	4
+extern const char *const proto_seq_cmd_names[PROTO_SEQ_CMDS];
+/* The index of a sequenced command's name, or -1. */
+int		 proto_seq_cmd(const char *name);
+
 /* The kind of msg; err (may be NULL) says why it is PK_INVALID. */
 enum proto_kind proto_kind(const json_t *msg, char *err, size_t errlen);
 /* The fields of a command (a "cmd" frame, or one a front end posts

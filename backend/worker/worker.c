@@ -48,20 +48,19 @@ static struct worker *worker_self;
 static void
 worker_command(struct worker *w, const char *cmd, const json_t *msg)
 {
-	static const char *names[CTL_COUNT + 1] = { "stop", "pause",
-	    "checkpoint", "resume" };
 	long	 seq = (long)json_integer_value(json_object_get(msg, "seq"));
+	int	 c = proto_seq_cmd(cmd);
 
-	for (int c = 0; c <= CTL_COUNT; c++) {
-		if (strcmp(cmd, names[c]) != 0)
-			continue;
-		if (seq <= 0)		/* no sequence: a one-off request */
-			seq = atomic_load(&w->seq[c]) + 1;
-		if (seq > atomic_load(&w->seq[c]))
-			atomic_store(&w->seq[c], seq);
+	_Static_assert(CTL_COUNT + 1 == PROTO_SEQ_CMDS, "the worker's slots "
+	    "are the protocol's sequenced commands");
+	if (c < 0) {
+		fprintf(stderr, "worker: ignoring command '%s'\n", cmd);
 		return;
 	}
-	fprintf(stderr, "worker: ignoring command '%s'\n", cmd);
+	if (seq <= 0)		/* no sequence: a one-off request */
+		seq = atomic_load(&w->seq[c]) + 1;
+	if (seq > atomic_load(&w->seq[c]))
+		atomic_store(&w->seq[c], seq);
 }
 
 /* A frame from the agent: a store answer to the mailbox, by its "req",
