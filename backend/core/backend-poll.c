@@ -122,9 +122,10 @@ hello_lists(const json_t *workers, const struct job_state *j, int r)
  * The ranks a re-attach rebuilt on node n that its agent's hello does
  * not list (job, run, generation and rank): the launch never arrived (the
  * backend that journalled it died first), so nothing there will ever
- * beat.  The absent detector loses them a second later, which lets the
- * exits of the agent's history (that follow its hello) come in first: a
- * rank that ran and ended there, its slot since reused, is not absent.
+ * beat.  The absent detector acts a second later (detect-absent.c),
+ * which lets the exits of the agent's history (that follow its hello)
+ * come in first: a rank that ran and ended there, its slot since reused,
+ * is not absent.
  */
 static void
 backend_hello_absent(struct backend *b, int n, const json_t *workers)
