@@ -93,6 +93,33 @@ backend_replay_decision(struct backend *b, const json_t *rec)
 	    json_string_value(json_object_get(rec, "reason")) ?: "");
 }
 
+/* The submit options a launch record kept (backend_journal_job), each
+ * within what `hunter run` takes; a journal of an older build has none. */
+static void
+attach_opts(struct job_state *j, const json_t *o)
+{
+	struct submit_opts *so = &j->opts;
+	json_int_t	 v;
+
+	*so = (struct submit_opts){ .slow_rank = -1, .leak_rank = -1,
+	    .crash_rank = -1, .log_flood_rank = -1 };
+	if (!json_is_object(o))
+		return;
+	so->resume = json_is_true(json_object_get(o, "resume"));
+	if ((v = json_integer_value(json_object_get(o, "stop_after_epochs"))) >
+	    0 && v <= 1000000)
+		so->stop_after_epochs = (int)v;
+	if ((v = json_integer_value(json_object_get(o, "trace_steps"))) > 0 &&
+	    v <= 1000000)
+		so->trace_steps = (int)v;
+	if ((v = json_integer_value(json_object_get(o, "slow_data_ms"))) > 0 &&
+	    v <= 1000000000)
+		so->slow_data_ms = (int)v;
+	if ((v = json_integer_value(json_object_get(o, "slow_sample_us"))) > 0 &&
+	    v <= 1000000000)
+		so->slow_sample_us = (int)v;
+}
+
 static void
 backend_replay_record(void *ctx, json_t *rec)
 {
@@ -158,6 +185,7 @@ backend_replay_record(void *ctx, json_t *rec)
 	    &errs) != 0)
 		spec_job_defaults(&j->spec);
 	spec_errors_free(&errs);
+	attach_opts(j, json_object_get(rec, "opts"));
 	j->world = (int)json_integer_value(json_object_get(rec, "world"));
 	j->generation = (int)json_integer_value(json_object_get(rec, "generation"));
 	j->run = json_integer_value(json_object_get(rec, "run"));

@@ -236,20 +236,26 @@ backend_launch_rank(struct backend *b, struct job_state *j, int r)
 	json_decref(m);
 }
 
-/* Journal the job's launch (or re-formation) with its placement. */
+/* Journal the job's launch (or re-formation) with its placement and the
+ * submit options every generation runs with (backend_replay_record reads
+ * them back); the faults injected into the first launch only are not. */
 static void
 backend_journal_job(struct backend *b, struct job_state *j)
 {
-	json_t	*placement = json_array(), *rec;
+	json_t	*placement = json_array(), *rec, *opts;
 	char	 err[128];
 
 	for (int r = 0; r < j->world; r++)
 		json_array_append_new(placement,
 		    json_string(b->cluster->nodes[j->ranks[r].node].name));
+	opts = json_pack("{s:b, s:i, s:i, s:i, s:i}", "resume", j->opts.resume,
+	    "stop_after_epochs", j->opts.stop_after_epochs, "trace_steps",
+	    j->opts.trace_steps, "slow_data_ms", j->opts.slow_data_ms,
+	    "slow_sample_us", j->opts.slow_sample_us);
 	rec = proto_pack(err, sizeof err, "{s:s, s:s, s:s, s:s, s:i, s:i, s:I, "
-	    "s:o}", "t", MSG_JOB, "job", j->name, "spec_file", j->spec_file,
+	    "s:o, s:o}", "t", MSG_JOB, "job", j->name, "spec_file", j->spec_file,
 	    "yaml", j->yaml, "world", j->world, "generation", j->generation,
-	    "run", (json_int_t)j->run, "placement", placement);
+	    "run", (json_int_t)j->run, "placement", placement, "opts", opts);
 	if (rec == NULL || journal_append(b->journal, rec) != 0)
 		backend_event(b, j->name, EV_REFUSED, -1, NULL, "the journal did "
 		    "not take the launch: %s", rec == NULL ? err :
