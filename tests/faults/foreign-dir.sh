@@ -63,7 +63,11 @@ for s in socks:
 threading.Event().wait()
 PYEOF
 touch "$E/got.log"; chown 65534 "$E/got.log"
-nobody "$PY" "$T/evil.py" "$E/got.log" "$E/agent.sock" "$E/x/agent.sock" > "$T/evil.out" 2>&1 &
+# setpriv itself, not the nobody function: it execs, so $! is the fake
+# agent (run through the function, the kill got its subshell and the
+# agent outlived the test).
+setpriv --reuid=65534 --regid=65534 --clear-groups "$PY" "$T/evil.py" \
+    "$E/got.log" "$E/agent.sock" "$E/x/agent.sock" > "$T/evil.out" 2>&1 &
 evil=$!
 cleanup_hooks="kill $evil 2>/dev/null || true"
 wait_until 10 "nobody's fake agent" test -f "$E/got.log.ready"
