@@ -91,6 +91,10 @@ backend_replay_decision(struct backend *b, const json_t *rec)
 	j->restart.since = clock_mono();
 	snprintf(j->restart.reason, sizeof j->restart.reason, "%s",
 	    json_string_value(json_object_get(rec, "reason")) ?: "");
+	/* The decision was taken: the phase it moves to (job_regroup's),
+	 * whether or not its phase event made it to the journal (after a
+	 * rotation, only the decision is written again). */
+	job_restore_phase(j, world != j->world ? JOB_RESIZING : JOB_REFORMING);
 }
 
 /* The submit options a launch record kept (backend_journal_job), each

@@ -118,6 +118,10 @@ int	rank_set_phase(struct backend *, struct job_state *, int r,
  * nothing is journalled or raised. */
 void	job_restore_phase(struct job_state *, enum job_phase);
 void	rank_restore_phase(struct job_state *, int r, enum rank_phase);
+/* The journal's record of j's re-formation under way (j->restart): its
+ * kind, reason, world and placement; job_regroup writes it before the
+ * phase moves, and a rotation again after the job's launch record. */
+void	job_journal_decision(struct backend *, struct job_state *);
 /* REFORMING or RESIZING: the group stops, to start again. */
 bool	job_reforming(const struct job_state *);
 int	job_ranks_running(const struct job_state *);

@@ -279,8 +279,15 @@ backend_journal_tick(struct backend *b, double now)
 		return;
 	}
 	for (int i = 0; i < b->njobs; i++) {
-		if (!job_done(&b->jobs[i]) && b->jobs[i].phase != JOB_QUEUED)
-			backend_journal_job(b, &b->jobs[i]);
+		struct job_state *j = &b->jobs[i];
+
+		if (job_done(j) || j->phase == JOB_QUEUED)
+			continue;
+		backend_journal_job(b, j);
+		/* A re-formation under way: its decision, or a backend that
+		 * re-attaches from the new file would not carry it out. */
+		if (job_reforming(j) && j->restart.node_of != NULL)
+			job_journal_decision(b, j);
 	}
 }
 

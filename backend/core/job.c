@@ -611,13 +611,34 @@ job_rank_event(struct backend *b, struct job_state *j, int r,
  * to the journal with the placement, so a backend that re-attaches
  * mid-way carries it out.
  */
+void
+job_journal_decision(struct backend *b, struct job_state *j)
+{
+	json_t		*rec, *placement = json_array();
+	const char	*kind = event_kind_name(j->restart.kind);
+	char		 err[128];
+
+	for (int r = 0; r < j->restart.world && b->cluster != NULL; r++)
+		json_array_append_new(placement, json_string(
+		    b->cluster->nodes[j->restart.node_of[r]].name));
+	rec = proto_pack(err, sizeof err, "{s:s, s:s, s:s, s:s, s:i, s:I, s:i, "
+	    "s:o}", "t", MSG_DECISION, "job", j->name, "kind", kind,
+	    "reason", j->restart.reason, "generation", j->generation, "run",
+	    (json_int_t)j->run, "world", j->restart.world, "placement",
+	    placement);
+	if (b->journal != NULL && (rec == NULL ||
+	    journal_append(b->journal, rec) != 0))
+		backend_event(b, j->name, EV_REFUSED, -1, NULL, "the journal "
+		    "did not take the decision (%s): %s", kind,
+		    rec == NULL ? err : strerror(errno));
+	json_decref(rec);
+}
+
 static int
 job_regroup(struct backend *b, struct job_state *j, const int *node_of,
     int world, enum event_kind kind, const char *reason)
 {
 	enum job_phase	 to = world != j->world ? JOB_RESIZING : JOB_REFORMING;
-	json_t		*rec, *placement;
-	char		 err[128];
 
 	if (job_done(j) || job_reforming(j) || j->phase == JOB_QUEUED ||
 	    j->phase == JOB_STOPPING || world < 1)
@@ -634,21 +655,7 @@ job_regroup(struct backend *b, struct job_state *j, const int *node_of,
 	j->restart.world = world;
 	j->restart.kind = kind;
 	j->total.failovers += kind == EV_FAILOVER;
-	placement = json_array();
-	for (int r = 0; r < world && b->cluster != NULL; r++)
-		json_array_append_new(placement, json_string(
-		    b->cluster->nodes[node_of[r]].name));
-	rec = proto_pack(err, sizeof err, "{s:s, s:s, s:s, s:s, s:i, s:I, s:i, "
-	    "s:o}", "t", MSG_DECISION, "job", j->name, "kind",
-	    event_kind_name(kind), "reason", j->restart.reason, "generation",
-	    j->generation, "run", (json_int_t)j->run, "world", world,
-	    "placement", placement);
-	if (b->journal != NULL && (rec == NULL ||
-	    journal_append(b->journal, rec) != 0))
-		backend_event(b, j->name, EV_REFUSED, -1, NULL, "the journal "
-		    "did not take the decision (%s): %s", event_kind_name(kind),
-		    rec == NULL ? err : strerror(errno));
-	json_decref(rec);
+	job_journal_decision(b, j);
 	/* After the decision: a backend that replays the journal finds the
 	 * placement before the move that needs it. */
 	job_set_phase(b, j, to, "%s: %s", event_kind_name(kind),

@@ -13,7 +13,9 @@
 # generation's launch and before it sent it: the attached backend finds
 # no agent that has those ranks (their hellos do not list them), starts
 # the generation again at once, spending no failover, and the job
-# finishes.
+# finishes.  (4) As (3), with the journal cut to what a rotation in the
+# resize writes (the job's launch record, then the decision): the
+# attached backend carries the resize out.
 . "$SRCDIR/tests/integration/lib.sh"
 . "$SRCDIR/tests/faults/faults-lib.sh"
 . "$SRCDIR/tests/integration/sched-lib.sh"
@@ -91,16 +93,22 @@ assert by_attached or (before and before[-1] > 2), "no resize"
 PYEOF
 crc=$(final_crc "$T/out3" "$(jget "$T/out3" summary world)") || fail "(2) final weights: $crc"
 echo "(2) weights $crc"
-stop_agents
-rm -rf "$HUNTER_STATE_DIR"
+
+# crash_run PART OUT: a fresh run whose backend dies (SIGKILL) at its
+# first relaunch, the resize's, once the launch record is journalled.
+crash_run() {
+	stop_agents
+	rm -rf "$HUNTER_STATE_DIR"
+	set +e
+	HUNTER_CRASH_AT=relaunch "$HUNTER" run --json --inject slow-sample=400 \
+	    "$T/j.yaml" > "$2" 2>&1
+	rc=$?
+	set -e
+	[ "$rc" = 137 ] || { tail -n 5 "$2" | cut -c1-300; fail "($1) the run exited $rc, not killed at the relaunch"; }
+}
 
 # (3) the backend dies between the journal's launch record and the launch
-set +e
-HUNTER_CRASH_AT=relaunch "$HUNTER" run --json --inject slow-sample=400 \
-    "$T/j.yaml" > "$T/out4" 2>&1
-rc=$?
-set -e
-[ "$rc" = 137 ] || { tail -n 5 "$T/out4" | cut -c1-300; fail "(3) the run exited $rc, not killed at the relaunch"; }
+crash_run 3 "$T/out4"
 "$PY" - "$HUNTER_STATE_DIR/journal.jsonl" <<'PYEOF' || fail "(3) the journal lacks the relaunch"
 import json, sys
 jr = [json.loads(l) for l in open(sys.argv[1])]
@@ -119,4 +127,25 @@ grep '"kind":"phase".*"to":"reforming"' "$T/out5" | grep -q 'generation 1 never 
 	fail "(3) a failover was spent on ranks that never started"
 echo "(3) the attached backend restarted generation 1, its 6 ranks absent from their agents"
 crc3=$(final_crc "$T/out5" "$(jget "$T/out5" summary world)") || fail "(3) final weights: $crc3"
-pass "a resize survived the kill of a rank and of the backend, twice (weights $crc, $crc3)"
+
+# (4) as (3), but the journal had rotated in the resize: the new file
+# holds what a rotation writes, the live job's launch record and the
+# decision under way (the launch record of generation 1 never made it).
+crash_run 4 "$T/out6"
+"$PY" - "$HUNTER_STATE_DIR/journal.jsonl" <<'PYEOF' || fail "(4) no decision to keep"
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+jr = [json.loads(l) for l in lines]
+dec = max(i for i, o in enumerate(jr) if o.get("t") == "decision")
+job = max(i for i, o in enumerate(jr[:dec]) if o.get("t") == "job")
+open(sys.argv[1], "w").write(lines[job] + "\n" + lines[dec] + "\n")
+print("(4) the journal as a rotation in the resize leaves it: %s, %s" %
+      (jr[job]["t"], jr[dec]["t"]))
+PYEOF
+timeout 120 "$HUNTER" run --json --attach rkill > "$T/out7" 2>&1 ||
+	{ grep -v '"metrics"' "$T/out7" | tail -n 8 | cut -c1-300; fail "(4) the attached run exited $?"; }
+[ "$(jget "$T/out7" summary state)" = finished ] || { grep -v '"metrics"' "$T/out7" | cut -c1-250; fail "(4) not finished"; }
+[ "$(resizes "$T/out7" rkill | head -n 1)" = "2->6" ] || fail "(4) the attached backend did not carry out the resize"
+crc4=$(final_crc "$T/out7" "$(jget "$T/out7" summary world)") || fail "(4) final weights: $crc4"
+echo "(4) the attached backend carried out the resize: $(resizes "$T/out7" rkill | tr '\n' ' ')"
+pass "a resize survived the kill of a rank and of the backend, three times (weights $crc, $crc3, $crc4)"

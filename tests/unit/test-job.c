@@ -9,7 +9,10 @@
  * the job stopped, even when rank 0's summary says finished.  And a
  * migrate of a job whose ranks are on no node yet (queued) is refused:
  * it was taken, claimed a move, and made the job restart as generation 1
- * once placed (issue 27, item 8).
+ * once placed (issue 27, item 8).  And a journal that rotates while a
+ * job re-forms starts its new file with the job's launch record and then
+ * the decision under way, which a backend that re-attaches from that
+ * file alone needs to carry it out.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,7 +25,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "lib/clock.h"
 #include "lib/xmalloc.h"
+#include "backend/core/journal.h"
 #include "backend/proto/event.h"
 #include "backend/core/backend-internal.h"
 #include "backend/core/backend-sim.h"
@@ -360,6 +365,60 @@ t_migrate_queued(void **state)
 	backend_close(b);
 }
 
+static void
+t_rotate_reforming(void **state)
+{
+	struct seen	 seen;
+	struct backend	*b;
+	struct job_state *j;
+	char		 dir[] = "/tmp/test-job.XXXXXX", path[64], err[128];
+	char		*line = NULL;
+	size_t		 cap = 0;
+	int		 node_of[3] = { 1, 2, 3 }, at_job = -1, at_dec = -1, n = 0;
+	FILE		*f;
+
+	(void)state;
+	unsetenv("HUNTER_STRICT_PHASES");
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/journal.jsonl", dir);
+	b = open_backend(&seen);
+	assert_non_null(b->journal = journal_open(path, err, sizeof err));
+	j = running_job(b, 2);
+	j->yaml = xstrdup("name: lifejob\n");
+	assert_int_equal(job_resize(b, j, node_of, 3, "grown by the test"), 0);
+	assert_int_equal(j->phase, JOB_RESIZING);
+	journal_set_limit(b->journal, 1);
+	backend_journal_tick(b, clock_mono());	/* rotates */
+	assert_non_null(f = fopen(path, "r"));
+	for (; getline(&line, &cap, f) > 0; n++) {
+		json_t		*o = json_loads(line, 0, NULL);
+		const char	*t = json_string_value(json_object_get(o, "t"));
+
+		assert_non_null(t);
+		if (strcmp(t, "job") == 0 && at_job < 0)
+			at_job = n;
+		if (strcmp(t, "decision") == 0) {
+			at_dec = n;
+			assert_string_equal(json_string_value(json_object_get(o,
+			    "kind")), "resized");
+			assert_int_equal(json_integer_value(json_object_get(o,
+			    "world")), 3);
+			assert_int_equal(json_array_size(json_object_get(o,
+			    "placement")), 3);
+			assert_non_null(strstr(json_string_value(json_object_get(o,
+			    "reason")), "grown by the test"));
+		}
+		json_decref(o);
+	}
+	fclose(f);
+	free(line);
+	assert_int_equal(at_job, 0);		/* the new file's first */
+	assert_true(at_dec > at_job);		/* and the decision after it */
+	backend_close(b);
+	snprintf(path, sizeof path, "rm -rf %s", dir);
+	assert_int_equal(system(path), 0);
+}
+
 int
 main(void)
 {
@@ -369,6 +428,7 @@ main(void)
 		cmocka_unit_test(t_strict_aborts),
 		cmocka_unit_test(t_verdict),
 		cmocka_unit_test(t_migrate_queued),
+		cmocka_unit_test(t_rotate_reforming),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
