@@ -9,6 +9,7 @@
 # made); kill -9 of the backend, --attach, checkpoint (a new one, at a
 # later step), pause and resume, stop (the run ends stopped).
 . "$SRCDIR/tests/integration/lib.sh"
+. "$SRCDIR/tests/faults/faults-lib.sh"
 . "$SRCDIR/tests/integration/program-lib.sh"
 mkdata "$T/data" 4800 200
 small_job "$T/j.yaml" acmd "$T/data"

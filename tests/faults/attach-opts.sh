@@ -6,6 +6,7 @@
 # journal keeps the options every generation runs with; it used to run
 # on, unpaced, to its 40th epoch and finish).
 . "$SRCDIR/tests/integration/lib.sh"
+. "$SRCDIR/tests/faults/faults-lib.sh"
 . "$SRCDIR/tests/integration/program-lib.sh"
 mkdata "$T/data" 4800 200
 small_job "$T/j.yaml" aopt "$T/data"
