@@ -27,7 +27,7 @@ attn_setup(struct model *m, struct layer *l)
 	l->out_size = (size_t)T * C;
 	l->aux_bytes = 2 * (size_t)H * T * sizeof(float);
 	l->gpu_aux_bytes = (size_t)H * T * T * sizeof(float);
-	model_need_workspace(m, attention_workspace(T,
+	model_need_workspace(m, attention_workspace(T, C / H,
 	    pool_threads(m->pool)));
 }
 

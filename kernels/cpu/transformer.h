@@ -93,10 +93,10 @@ void	head_backward(struct pool *, float *dx, int add, float *dwte,
  * of queries so that its memory is linear in T: stats[B,H,T,2] keeps
  * each row's maximum score and the reciprocal of its sum of
  * exponentials, from which the backward pass makes the probabilities
- * again.  Both passes take attention_workspace(T, threads) floats of
- * scratch for a pool of that many threads.
+ * again.  Both passes take attention_workspace(T, C / H, threads) floats
+ * of scratch for a pool of that many threads.
  */
-size_t	attention_workspace(int T, int threads);
+size_t	attention_workspace(int T, int d, int threads);
 void	attention_forward(struct pool *, float *out, float *stats, float *ws,
 	    const float *qkv, int B, int T, int C, int H);
 void	attention_backward(struct pool *, float *dqkv, int add,

@@ -314,7 +314,7 @@ int
 cuda_attention_forward(float *out, float *att, const float *qkv, int B,
     int T, int C, int H, cudaStream_t s)
 {
-	float	*ws = malloc(attention_workspace(T, 1) * sizeof(float));
+	float	*ws = malloc(attention_workspace(T, C / H, 1) * sizeof(float));
 
 	(void)s;
 	mock_cuda_calls++;
@@ -331,7 +331,7 @@ int
 cuda_attention_backward(float *dqkv, const float *dout, const float *qkv,
     const float *att, float *ws, int B, int T, int C, int H, cudaStream_t s)
 {
-	float	*hws = malloc(attention_workspace(T, 1) * sizeof(float));
+	float	*hws = malloc(attention_workspace(T, C / H, 1) * sizeof(float));
 
 	(void)s;
 	(void)ws;

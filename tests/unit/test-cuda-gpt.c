@@ -347,7 +347,7 @@ t_attention(void **state)
 		float	*qkv = uni(nq, 1), *dqkv = uni(nq, 1), *dout = uni(no, 1);
 		float	*out = xalloc(no * 4);
 		float	*stats = xalloc((size_t)B * H * T * 2 * 4);
-		float	*hws = xalloc(attention_workspace(T, 1) * 4);
+		float	*hws = xalloc(attention_workspace(T, C / H, 1) * 4);
 		float	*d_qkv = dev_from(qkv, nq * 4), *d_dqkv = dev_from(dqkv,
 			    nq * 4);
 		float	*d_dout = dev_from(dout, no * 4), *d_out = dev(no * 4);
