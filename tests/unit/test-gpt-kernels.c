@@ -409,9 +409,15 @@ gk_attention_case(int B, int T, int C, int H)
 	memcpy(dqkv, base, nq * 4);
 	attention_forward(NULL, out, stats, ws, qkv, B, T, C, H);
 	ref_attention();
+	/* Relative to at least 1% of the values' range: an output is a
+	 * weighted mean of values in [-2, 2], and near 0 the float sums
+	 * of a head of 20 over 37 keys leave 1.5e-7 of it. */
+	for (size_t i = 0; i < no; i++)
+		w = fmax(w, fabs(out[i] - ga_y[i]) / fmax(fabs(ga_y[i]), 1e-2));
 	printf("  attention B%d T%d C%d H%d: out worst relative error %.2e\n",
-	    B, T, C, H, gk_worst(out, ga_y, no));
-	assert_true(gk_worst(out, ga_y, no) < 1e-4);
+	    B, T, C, H, w);
+	assert_true(w < 1e-4);
+	w = 0;
 	attention_backward(NULL, dqkv, 1, r, qkv, stats, ws, B, T, C, H);
 	gk_numeric(ref_attention, ga_x, nq, num);
 	for (size_t i = 0; i < nq; i++)
@@ -440,6 +446,9 @@ t_attention(void **state)
 	assert_true(attention_workspace(4096, 64, 1) * 10 <= 4096 * 4096);
 	gk_attention_case(GK_B, GK_T, GK_C, GK_H);
 	gk_attention_case(1, 70, 8, 2);
+	/* Heads of 20 and 37 keys: the transposes' 16 x 16 tiles and both
+	 * their tails. */
+	gk_attention_case(1, 37, 40, 2);
 }
 
 /* --- GELU, tanh form: d_x [N * C] --- */
