@@ -240,7 +240,11 @@ tc_by_index(const void *a, const void *b)
 }
 
 /* compress_topk against a sort; kind 0 gaussian, 1 few values (ties, +-0),
- * 2 all equal (many ties past the candidate buffer). */
+ * 2 all equal (many ties past the candidate buffer); 3 and 4, for n of
+ * 70001 and k of 1000: 700 loud entries above a crowded bin of 50 values
+ * in [8, 8.5) (3500 of them in 3: the bin alone fits the candidate
+ * buffer, not with the loud ones; 41300 in 4: not even alone), gaussian
+ * noise below. */
 static void
 tc_topk_case(size_t n, size_t k, int kind)
 {
@@ -255,8 +259,15 @@ tc_topk_case(size_t n, size_t k, int kind)
 		else if (kind == 1)
 			x[i] = 0.25f * (float)((int)rng_below(&tc_rng, 41) -
 			    20);
-		else
+		else if (kind == 2)
 			x[i] = -3.0f;
+		else if (i % 100 == 0)
+			x[i] = 64.0f + (float)(i % 3);
+		else if ((int)(i % 100) <= (kind == 3 ? 5 : 59))
+			x[i] = (i & 1 ? -1.0f : 1.0f) * (8.0f + 0.01f *
+			    (float)(i % 50));
+		else
+			x[i] = tc_gauss();
 		if (kind == 1 && x[i] == 0 && (i & 1))
 			x[i] = -0.0f;
 		ref[i] = (uint32_t)i;
@@ -289,6 +300,8 @@ t_topk(void **state)
 				if (ks[b] > 0)
 					tc_topk_case(n, ks[b], kind);
 	}
+	tc_topk_case(70001, 1000, 3);
+	tc_topk_case(70001, 1000, 4);
 	assert_int_equal(compress_topk(idx, x, 6, 0), 0);
 	/* NaN ranks above infinity. */
 	assert_int_equal(compress_topk(idx, x, 6, 2), 2);
