@@ -241,7 +241,7 @@ tc_by_index(const void *a, const void *b)
 
 /* compress_topk against a sort; kind 0 gaussian, 1 few values (ties, +-0),
  * 2 all equal (many ties past the candidate buffer); 3 and 4, for n of
- * 70001 and k of 1000: 700 loud entries above a crowded bin of 50 values
+ * 70001 and k of 1000: 701 loud entries above a crowded bin of 50 values
  * in [8, 8.5) (3500 of them in 3: the bin alone fits the candidate
  * buffer, not with the loud ones; 41300 in 4: not even alone), gaussian
  * noise below. */
