@@ -62,7 +62,8 @@ attention_workspace(int T, int d, int threads)
  * AVX-512 core: 99 against 47 GFLOP/s).  In tiles of 16 x 16 turned by
  * four rounds of shuffles, each swapping one bit of the row with the
  * same bit of the lane (GCC's vector extensions: two-source permutes
- * on AVX-512); a quarter of the time of an element at a time.
+ * on AVX-512); about a third of the time of an element at a time
+ * (0.28 against 0.75 to 1.0 ns an element at T 128, d 64).
  */
 #if defined(__GNUC__) && !defined(__clang__)
 typedef float	att_v16 __attribute__((vector_size(64)));
