@@ -8,7 +8,12 @@
  * bin that holds the k-th largest key; when that bin and everything above
  * it fit in the index buffer they are collected in one pass and the rest
  * of the work runs over those candidates only, otherwise two more
- * histogram passes (11 and 9 bits) pin the key down.  A last pass emits
+ * histogram passes (11 and 9 bits) pin the key down.  The buffer holds a
+ * sixteenth of n for this (CMP_TOPK_DIV): an error-feedback residual
+ * crowds the boundary bin (each entry grows until it is sent), and in the
+ * mlp's exchange, 270K floats at k = 270, the bin passed the 2048 of the
+ * sampled threshold's limit so often that the full-length histogram
+ * passes took a seventh of a rank's step.  A last pass emits
  * the indices in order, taking keys equal to the k-th only while the tie
  * quota lasts, so the lower index wins.
  *
@@ -33,6 +38,7 @@
 #include "kernels/cpu/compress.h"
 
 #define CMP_KEYS	1024	/* a boundary bin this small is copied out */
+#define CMP_TOPK_DIV	16	/* top-k collects up to n / 16 candidates */
 
 /* The k-th largest key of a set, and how many keys equal to it the top k
  * take (the rest are above it). */
@@ -41,10 +47,20 @@ struct cmp_kth {
 	size_t		ties;
 };
 
+/* The candidates top-k collects in one pass, at most: the threshold's
+ * limit, or a sixteenth of n where that is more. */
+static size_t
+cmp_topk_lim(size_t n, size_t k)
+{
+	size_t	lim = cmp_lim(n, k);
+
+	return lim > n / CMP_TOPK_DIV ? lim : n / CMP_TOPK_DIV;
+}
+
 size_t
 compress_idx_cap(size_t n, size_t k)
 {
-	return cmp_lim(n, k) + CMP_BLOCK;
+	return cmp_topk_lim(n, k) + CMP_BLOCK;
 }
 
 size_t
@@ -275,7 +291,7 @@ compress_topk(uint32_t *idx, const float *x, size_t n, size_t k)
 		hist[0][b] += hist[1][b] + hist[2][b] + hist[3][b];
 	for (b = 2047; above + hist[0][b] < k; b--)
 		above += hist[0][b];
-	if (above + hist[0][b] <= cmp_lim(n, k)) {
+	if (above + hist[0][b] <= cmp_topk_lim(n, k)) {
 		m = cmp_collect(idx, x, n, b << 20);
 		return cmp_emit(idx, x, m, cmp_kth(x, idx, m, k));
 	}

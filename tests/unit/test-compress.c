@@ -240,11 +240,12 @@ tc_by_index(const void *a, const void *b)
 }
 
 /* compress_topk against a sort; kind 0 gaussian, 1 few values (ties, +-0),
- * 2 all equal (many ties past the candidate buffer); 3 and 4, for n of
+ * 2 all equal (many ties past the candidate buffer); 3, 4 and 5, for n of
  * 70001 and k of 1000: 701 loud entries above a crowded bin of 50 values
- * in [8, 8.5) (3500 of them in 3: the bin alone fits the candidate
- * buffer, not with the loud ones; 41300 in 4: not even alone), gaussian
- * noise below. */
+ * in [8, 8.5), gaussian noise below.  The candidate buffer holds 4375
+ * (n / 16; the sampled threshold's limit, 4k, is 4000): 4200 of the bin
+ * in 3 (the bin alone fits the buffer, not with the loud ones), 41300 in
+ * 4 (not even alone), 3500 in 5 (the two fit, past 4k). */
 static void
 tc_topk_case(size_t n, size_t k, int kind)
 {
@@ -263,7 +264,8 @@ tc_topk_case(size_t n, size_t k, int kind)
 			x[i] = -3.0f;
 		else if (i % 100 == 0)
 			x[i] = 64.0f + (float)(i % 3);
-		else if ((int)(i % 100) <= (kind == 3 ? 5 : 59))
+		else if ((int)(i % 100) <= (kind == 3 ? 6 : kind == 5 ? 5 :
+		    59))
 			x[i] = (i & 1 ? -1.0f : 1.0f) * (8.0f + 0.01f *
 			    (float)(i % 50));
 		else
@@ -302,6 +304,7 @@ t_topk(void **state)
 	}
 	tc_topk_case(70001, 1000, 3);
 	tc_topk_case(70001, 1000, 4);
+	tc_topk_case(70001, 1000, 5);
 	assert_int_equal(compress_topk(idx, x, 6, 0), 0);
 	/* NaN ranks above infinity. */
 	assert_int_equal(compress_topk(idx, x, 6, 2), 2);
