@@ -36,7 +36,8 @@ struct train_eval {
 /* The phases of a step HUNTER_PROFILE times (train-profile.c). */
 enum train_phase {
 	TP_DATA, TP_COMPUTE, TP_ENCODE, TP_GATHER_HDR, TP_GATHER_DATA,
-	TP_ALLREDUCE, TP_DECODE, TP_UPDATE, TP_COUNT
+	TP_ALLREDUCE, TP_REDUCE_SCATTER, TP_DECODE, TP_PARAM_GATHER,
+	TP_UPDATE, TP_COUNT
 };
 
 struct train_prof {
@@ -44,6 +45,7 @@ struct train_prof {
 	double		 sum[TP_COUNT];
 	long		 n[TP_COUNT];
 	float		*kept[TP_COUNT];	/* seconds, the first steps' */
+	double		 inside;	/* of the update: other phases' */
 };
 
 struct trainer {

@@ -23,7 +23,10 @@ static const char *const prof_names[TP_COUNT] = {
 	[TP_ENCODE] = "error feedback+selection+encoding",
 	[TP_GATHER_HDR] = "allgatherv of the slots",
 	[TP_GATHER_DATA] = "allgatherv of payloads that did not fit",
-	[TP_ALLREDUCE] = "allreduce", [TP_DECODE] = "decoding",
+	[TP_ALLREDUCE] = "allreduce",
+	[TP_REDUCE_SCATTER] = "reduce-scatter (ZeRO-1)",
+	[TP_DECODE] = "decoding",
+	[TP_PARAM_GATHER] = "allgatherv of parameters (ZeRO-1)",
 	[TP_UPDATE] = "update and the rest",
 };
 
@@ -44,6 +47,11 @@ train_prof_mark(struct trainer *t, enum train_phase p, double since)
 	if (!t->prof.on)
 		return 0;
 	now = clock_mono();
+	if (p == TP_UPDATE) {	/* the phases timed inside it are theirs */
+		since += t->prof.inside;
+		t->prof.inside = 0;
+	} else if (p == TP_PARAM_GATHER && since > 0)
+		t->prof.inside += now - since;
 	if (since > 0)
 		train_prof_add(t, p, now - since);
 	return now;

@@ -76,12 +76,17 @@ train_zero_exchange(struct trainer *t, char *err, size_t errlen)
 {
 	const struct train_hooks *h = t->hooks;
 	struct model	*m = t->model;
+	double		 at = train_prof_mark(t, TP_REDUCE_SCATTER, 0);
 
 	if (h->reduce_scatter(h->ctx, m->grads, m->n_params, t->part, err,
 	    errlen) != 0)
 		return -1;
-	return h->allreduce(h->ctx, m->grads + m->n_params, MODEL_GRAD_EXTRA,
-	    err, errlen);
+	at = train_prof_mark(t, TP_REDUCE_SCATTER, at);
+	if (h->allreduce(h->ctx, m->grads + m->n_params, MODEL_GRAD_EXTRA,
+	    err, errlen) != 0)
+		return -1;
+	train_prof_mark(t, TP_ALLREDUCE, at);
+	return 0;
 }
 
 double
@@ -154,6 +159,7 @@ train_zero_update(struct trainer *t, float lr, char *err, size_t errlen)
 	const struct train_hooks *h = t->hooks;
 	struct model	*m = t->model;
 	size_t		*lens;
+	double		 at;
 	int		 rc;
 
 	if (!t->zero) {
@@ -164,8 +170,10 @@ train_zero_update(struct trainer *t, float lr, char *err, size_t errlen)
 	lens = xcalloc((size_t)t->cfg->world, sizeof *lens);
 	for (int r = 0; r < t->cfg->world; r++)
 		lens[r] = t->part[r] * sizeof(float);
+	at = train_prof_mark(t, TP_PARAM_GATHER, 0);
 	rc = h->allgatherv(h->ctx, m->params + t->lo, m->params, lens, err,
 	    errlen);
+	train_prof_mark(t, TP_PARAM_GATHER, at);
 	free(lens);
 	return rc;
 }
