@@ -1,8 +1,8 @@
 /*
  * cmd-jobs.c: `hunter jobs [--json]`: every job of the backend that runs
  * the state directory, over console.sock: its phase, ranks (and their
- * range), nodes, batch, goodput and age; --json the backend's objects,
- * one a line.  Unknown is "–".
+ * range), nodes, batch, rank 0's step and epoch, goodput and age;
+ * --json the backend's objects, one a line.  Unknown is "–".
  */
 #include <stdio.h>
 #include <stdbool.h>
@@ -16,7 +16,7 @@ static void
 jobs_row(const json_t *o)
 {
 	const json_t	*nodes = json_object_get(o, "nodes"), *v;
-	char		 where[256] = "", ranks[32], gp[32], mb[32];
+	char		 where[256] = "", ranks[32], gp[32], mb[32], step[48];
 	size_t		 i, off = 0;
 
 	json_array_foreach(nodes, i, v) {
@@ -54,10 +54,16 @@ jobs_row(const json_t *o)
 	else
 		snprintf(mb, sizeof mb, "%lld", (long long)json_integer_value(
 		    json_object_get(o, "global_batch")));
-	printf("%-20s %-10s %-12s %-24s %-14s %10s %7.0fs\n",
+	if (json_is_integer(json_object_get(o, "step")))
+		snprintf(step, sizeof step, "%lld (%lld)", (long long)
+		    json_integer_value(json_object_get(o, "step")), (long long)
+		    json_integer_value(json_object_get(o, "epoch")));
+	else
+		snprintf(step, sizeof step, "\u2013");
+	printf("%-20s %-10s %-12s %-24s %-14s %-14s %10s %7.0fs\n",
 	    json_string_value(json_object_get(o, "job")),
 	    json_string_value(json_object_get(o, "phase")), ranks,
-	    where[0] != '\0' ? where : "\u2013", mb, gp,
+	    where[0] != '\0' ? where : "\u2013", mb, step, gp,
 	    json_number_value(json_object_get(o, "age_s")));
 }
 
@@ -73,8 +79,9 @@ cmd_jobs(const struct cmd_args *a)
 		return 1;
 	}
 	if (!cmd_has(a, "json"))
-		printf("%-20s %-10s %-12s %-24s %-14s %10s %8s\n", "JOB",
-		    "PHASE", "RANKS", "NODES", "BATCH", "GOODPUT", "AGE");
+		printf("%-20s %-10s %-12s %-24s %-14s %-14s %10s %8s\n",
+		    "JOB", "PHASE", "RANKS", "NODES", "BATCH", "STEP (EPOCH)",
+		    "GOODPUT", "AGE");
 	json_array_foreach(json_object_get(ans, "jobs"), i, o) {
 		if (cmd_has(a, "json")) {
 			char *line = json_dumps(o, JSON_COMPACT |
@@ -98,7 +105,7 @@ const struct cmd_entry cmd_jobs_entry = {
 	.name = "jobs",
 	.usage = "",
 	.summary = "list the running backend's jobs: phase, ranks, nodes, "
-	    "batch, goodput, age",
+	    "batch, step, goodput, age",
 	.options = jobs_options,
 	.args_min = 0,
 	.args_max = 0,

@@ -212,25 +212,71 @@ backend_replay_record(void *ctx, json_t *rec)
 	backend_program_replay(b, rec);
 }
 
-/* The last summary of j's run in its saved series, if there is one. */
+/*
+ * A frame of j's saved series into the state model, as it was when it
+ * came: of a job that ended, its summary; of a live one, each rank's
+ * metrics of the generation that runs.  The agents send their history
+ * again (epochs, evals, events, exits) and the last metrics of each
+ * worker they still run, but not of one that ended while no backend was
+ * attached: without the series, its rank's exit said "step 0, epoch 0".
+ */
 static void
-attach_summary(struct backend *b, struct job_state *j)
+attach_frame(struct job_state *j, json_t *o)
 {
-	char		 path[PATH_MAX + 128], *line = NULL, err[64];
+	const json_t	*gen = json_object_get(o, "generation");
+	const json_t	*rank = json_object_get(o, "rank");
+	char		 err[64];
+
+	/* The file leaves out what its header says (series-file.c): put
+	 * back what proto_kind checks a frame of a job for. */
+	json_object_set_new(o, "job", json_string(j->name));
+	if (strcmp(json_string_value(json_object_get(o, "t")) ?: "",
+	    "metrics") == 0)
+		json_object_set_new(o, "scope", json_string("rank"));
+	switch (proto_kind(o, NULL, 0)) {
+	case PK_SUMMARY:
+		if (job_done(j))
+			summary_unpack(o, &j->sum, err, sizeof err);
+		return;
+	case PK_METRICS:
+		if (job_done(j) || json_is_true(json_object_get(o, "beat")) ||
+		    !json_is_integer(rank) || json_integer_value(rank) < 0 ||
+		    json_integer_value(rank) >= j->world ||
+		    (json_is_integer(gen) && json_integer_value(gen) !=
+		    j->generation))
+			return;
+		backend_series_count(j, (int)json_integer_value(rank), o);
+		backend_rank_metrics(j, (int)json_integer_value(rank), o);
+		return;
+	default:
+		return;
+	}
+}
+
+/* j's run in its saved series, frame by frame (attach_frame): the
+ * frames under a header of its run, or that name it. */
+static void
+attach_series(struct backend *b, struct job_state *j)
+{
+	char		 path[PATH_MAX + 128], *line = NULL;
 	size_t		 cap = 0;
 	FILE		*f;
-	json_t		*o;
+	json_t		*o, *run;
+	long long	 in = -1;	/* the run of the header above */
 
 	series_file_path(b->dir, j->name, path, sizeof path);
 	if ((f = fopen(path, "r")) == NULL)
 		return;
 	while (getline(&line, &cap, f) > 0) {
-		if (strstr(line, "\"summary\"") == NULL ||
-		    (o = json_loads(line, 0, NULL)) == NULL)
-			continue;
-		if (proto_kind(o, NULL, 0) == PK_SUMMARY &&
-		    json_integer_value(json_object_get(o, "run")) == j->run)
-			summary_unpack(o, &j->sum, err, sizeof err);
+		if ((o = json_loads(line, 0, NULL)) == NULL)
+			continue;	/* a line cut short by a crash */
+		run = json_object_get(o, "run");
+		if (strcmp(json_string_value(json_object_get(o, "t")) ?: "",
+		    "series") == 0)
+			in = json_is_integer(run) ? json_integer_value(run) : -1;
+		else if ((json_is_integer(run) ? json_integer_value(run) :
+		    in) == j->run)
+			attach_frame(j, o);
 		json_decref(o);
 	}
 	free(line);
@@ -262,11 +308,13 @@ backend_attach(struct backend *b, const char *name, char *err, size_t errlen)
 		    " named " : "", name ? name : "", b->dir);
 		return -1;
 	}
+	/* Once: a job this backend attached to before has its frames. */
+	if (!j->owned)
+		attach_series(b, j);
 	j->owned = true;
 	if (job_done(j)) {
 		/* It ended before this attach: its end, as the journal and its
 		 * saved series have it. */
-		attach_summary(b, j);
 		backend_event(b, j->name, EV_RESTARTED, -1, NULL, "%s had "
 		    "ended before this attach: %s%s%s", j->name,
 		    job_phase_name(j->phase), j->reason[0] != '\0' ? ": " : "",

@@ -100,6 +100,11 @@ backend_jobs_json(struct backend *b)
 			    json_integer(r0->micro_batch));
 			json_object_set_new(o, "accum", json_integer(r0->accum));
 		}
+		if (r0 != NULL && (r0->known & RM_BIT(STEP)) &&
+		    (r0->known & RM_BIT(EPOCH))) {
+			json_object_set_new(o, "step", json_integer(r0->step));
+			json_object_set_new(o, "epoch", json_integer(r0->epoch));
+		}
 		if (j->gp.known)
 			json_object_set_new(o, "goodput", json_real(j->gp.goodput));
 		json_object_set_new(o, "attained_s", json_real(j->gp.attained));

@@ -245,6 +245,8 @@ void	backend_after_stall(struct backend *, double now, int timeout_ms);
  * said k). */
 void	backend_series_frame(struct backend *, struct job_state *, int rank,
 	    enum proto_kind k, const json_t *msg);
+/* Its bytes counters from rank's metrics frame (not a beat). */
+void	backend_series_count(struct job_state *, int rank, const json_t *msg);
 /* Open j's saved series: fresh for a new run, else appended to. */
 void	backend_series_open(struct backend *, struct job_state *, bool fresh);
 void	backend_series_close(struct job_state *);

@@ -63,23 +63,30 @@ checkpoint_written(const json_t *ev)
 }
 
 void
+backend_series_count(struct job_state *j, int r, const json_t *msg)
+{
+	json_t	*v;
+
+	v = json_object_get(msg, rank_metrics[RM_BYTES_SENT_TOTAL].name);
+	if (json_is_integer(v))
+		count_bytes(j, &j->ranks[r], RM_BYTES_SENT_TOTAL,
+		    (long)json_integer_value(v), &j->total.bytes_sent);
+	v = json_object_get(msg, rank_metrics[RM_BYTES_DENSE_TOTAL].name);
+	if (json_is_integer(v))
+		count_bytes(j, &j->ranks[r], RM_BYTES_DENSE_TOTAL,
+		    (long)json_integer_value(v), &j->total.bytes_dense);
+}
+
+void
 backend_series_frame(struct backend *b, struct job_state *j, int r,
     enum proto_kind k, const json_t *msg)
 {
-	json_t	*v;
 
 	switch (k) {
 	case PK_METRICS:
 		if (r < 0 || json_is_true(json_object_get(msg, "beat")))
 			return;
-		v = json_object_get(msg, rank_metrics[RM_BYTES_SENT_TOTAL].name);
-		if (json_is_integer(v))
-			count_bytes(j, &j->ranks[r], RM_BYTES_SENT_TOTAL,
-			    (long)json_integer_value(v), &j->total.bytes_sent);
-		v = json_object_get(msg, rank_metrics[RM_BYTES_DENSE_TOTAL].name);
-		if (json_is_integer(v))
-			count_bytes(j, &j->ranks[r], RM_BYTES_DENSE_TOTAL,
-			    (long)json_integer_value(v), &j->total.bytes_dense);
+		backend_series_count(j, r, msg);
 		break;
 	case PK_EVENT:
 		j->total.checkpoints += checkpoint_written(msg);

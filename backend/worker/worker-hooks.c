@@ -296,6 +296,9 @@ worker_paused(void *ctx)
 	struct worker	*w = ctx;
 	int		 stop = 0;
 
+	/* The step it holds at, before it says it holds: what the console,
+	 * the exporter and `hunter jobs` show until it resumes. */
+	worker_flush_metrics(w);
 	worker_on_event(w, EV_PAUSED, "holding at the step boundary");
 	/* The heartbeat thread reports the rank as paused meanwhile. */
 	atomic_store(&w->paused, 1);
