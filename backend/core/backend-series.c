@@ -81,7 +81,6 @@ void
 backend_series_frame(struct backend *b, struct job_state *j, int r,
     enum proto_kind k, const json_t *msg)
 {
-
 	switch (k) {
 	case PK_METRICS:
 		if (r < 0 || json_is_true(json_object_get(msg, "beat")))
