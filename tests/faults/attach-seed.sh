@@ -40,8 +40,10 @@ PYEOF
 grep -q "^aseed .* $step (0) " "$T/table" || fail "the table has no step $step (0)"
 kill -9 $run
 wait $run 2>/dev/null || true
-pkill -TERM -f "hunter worker" || fail "no workers to stop"
-wait_until 20 "the workers to end" sh -c '! pgrep -f "[h]unter worker" > /dev/null'
+pids=$(echo $(test_workers))
+[ "$(echo $pids | wc -w)" = 2 ] || fail "this test's agents run workers '$pids', not 2"
+kill -TERM $pids
+wait_until 20 "the workers to end" sh -c "for p in $pids; do kill -0 \$p 2>/dev/null && exit 1; done; exit 0"
 set +e
 timeout 60 "$HUNTER" run --json --attach aseed > "$T/out2" 2>&1
 rc=$?

@@ -54,6 +54,7 @@ ckpt_dir_job() {
 fail() {
 	echo "FAIL: $*" >&2
 	show_agent_logs
+	echo "FAIL: $*" >&2
 	if [ -n "${FAULTS_KEEP:-}" ]; then
 		mkdir -p "$FAULTS_KEEP"
 		cp -a "$T" "$FAULTS_KEEP/$(basename "$0" .sh).$$" 2>/dev/null || true

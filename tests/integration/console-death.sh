@@ -14,7 +14,7 @@ kill -9 $runpid
 wait $runpid 2>/dev/null || true
 step_at_kill=$(grep '"t":"metrics"' "$T/first" | tail -n 1 | sed 's/.*"step":\([0-9]*\).*/\1/')
 sleep 1.5
-pgrep -f "hunter worker" > /dev/null || fail "workers died with the console"
+[ "$(test_workers | wc -l)" = 2 ] || fail "workers died with the console"
 "$HUNTER" run --attach --json > "$T/second" 2>&1 || { cat "$T/second"; fail "attach exited $?"; }
 "$PY" - "$T/second" "$step_at_kill" <<'PYEOF' || fail "attach did not follow the job"
 import json, sys

@@ -41,7 +41,18 @@ show_agent_logs() {
 		tail -n 8 "$l" | cut -c1-300 >&2
 	done
 }
-fail() { echo "FAIL: $*" >&2; show_agent_logs; exit 1; }
+# The message once more after the agents' logs: what CI shows of a
+# failure is its log's end.
+fail() { echo "FAIL: $*" >&2; show_agent_logs; echo "FAIL: $*" >&2; exit 1; }
+# test_workers: the pids of the built-in workers that this test's agents
+# run, one a line.  The suite runs tests side by side (make check -j2),
+# so a test never signals or counts workers by name machine-wide: a
+# `pkill -f "hunter worker"` stops the other test's job too.
+test_workers() {
+	for _a in "$HUNTER_STATE_DIR"/nodes/*/agent.pid; do
+		[ -f "$_a" ] && pgrep -P "$(cat "$_a")" -f "hunter worker" || true
+	done
+}
 pass() { echo "ok: $*"; }
 
 # The waits.  A test that waits for something goes through these, never
