@@ -8,8 +8,10 @@
 #include "backend/fleet/fleet.h"
 
 /* Ask every node that said hello, one after the other, to measure its
- * sgemm; each answer replaces the "blas" of its hello.  errs[i] gets
- * node i's failure (xstrdup'd) when it has none yet. */
+ * sgemm; each answer replaces the "blas" of its hello.  A node below half
+ * the best of its CPU model is asked again (twice at most) and keeps its
+ * highest figure.  errs[i] gets node i's failure (xstrdup'd) when it has
+ * none yet. */
 void	check_blas_measure(struct fleet *, char **errs);
 /* A node's cells: library, kernel (and who chose it), GFLOP/s. */
 void	check_blas_cells(const struct fleet_node *, char *lib, char *kernel,

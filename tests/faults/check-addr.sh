@@ -23,7 +23,10 @@ cat "$T/ok"
 [ $rc = 0 ] || fail "hunter check exited $rc on nodes that are all up"
 grep -q "^warning: node n0: addr 203.0.113.7 is a public address; the collective mesh (Gloo TCP) has no authentication or encryption: keep the training fabric on a private network or VLAN" "$T/ok" ||
 	fail "no warning for the public address"
-[ "$(grep -c '^warning' "$T/ok")" = 1 ] || fail "warnings for private addresses"
+# Only the addresses' warnings count: five nodes on one machine that
+# another test loads may name one of them as a sgemm straggler.
+[ "$(grep -c '^warning: node [^ ]*: addr' "$T/ok")" = 1 ] ||
+	fail "warnings for private addresses"
 stop_agents
 cluster "$T/wild.yaml" 0.0.0.0 10.1.2.3
 rc=0
