@@ -198,6 +198,7 @@ run_summary(const struct run_ctx *ctx, const struct job_state *j)
 {
 	json_t	*s = json_pack("{s:s, s:s}", "t", MSG_SUMMARY, "job", j->name);
 	char	 err[128];
+	double	 wall;
 
 	summary_pack(&j->sum, s, err, sizeof err);
 	json_object_set_new(s, "job", json_string(j->name));
@@ -207,13 +208,19 @@ run_summary(const struct run_ctx *ctx, const struct job_state *j)
 		json_object_set_new(s, "steps", json_integer(0));
 	/* The worker's wall_s covers its own generation; a job that failed
 	 * over or restarted ran longer.  wall_s becomes the job's, from its
-	 * first launch (unknown for a job attached to after the fact). */
-	if (j->started > 0) {
+	 * first launch (the journal's, for a job a backend before this one
+	 * launched) to its end (a replayed one's, else now); a journal's
+	 * times that make no interval (a clock set back, a record edited)
+	 * leave this backend's own, where it launched the job. */
+	wall = j->first_ts > 0 ? (j->end_ts > 0 ? j->end_ts : clock_wall()) -
+	    j->first_ts : -1;
+	if (!(wall >= 0 && wall < 1e9))
+		wall = j->started > 0 ? clock_mono() - j->started : -1;
+	if (wall >= 0) {
 		if (SUMMARY_HAS(&j->sum, wall_s))
 			json_object_set_new(s, "generation_wall_s",
 			    json_real(j->sum.wall_s));
-		json_object_set_new(s, "wall_s",
-		    json_real(clock_mono() - j->started));
+		json_object_set_new(s, "wall_s", json_real(wall));
 	}
 	if (j->reason[0] != '\0')	/* why it failed, or why it waited */
 		json_object_set_new(s, "reason", json_string(j->reason));

@@ -144,6 +144,8 @@ backend_replay_record(void *ctx, json_t *rec)
 		    "state")), &p);
 		if ((j = replayed_job(b, name)) != NULL && !job_done(j)) {
 			job_restore_phase(j, job_phase_final(p) ? p : JOB_STOPPED);
+			j->end_ts = json_number_value(json_object_get(rec,
+			    "ts"));
 			snprintf(j->reason, sizeof j->reason, "%s",
 			    json_string_value(json_object_get(rec, "reason")) ?:
 			    "");
@@ -193,6 +195,13 @@ backend_replay_record(void *ctx, json_t *rec)
 	j->world = (int)json_integer_value(json_object_get(rec, "world"));
 	j->generation = (int)json_integer_value(json_object_get(rec, "generation"));
 	j->run = json_integer_value(json_object_get(rec, "run"));
+	/* The first launch's time; a journal of a release before it had
+	 * none, and its first record of the run stands in. */
+	if ((v = json_object_get(rec, "first_ts")) != NULL &&
+	    json_number_value(v) > 0)
+		j->first_ts = json_number_value(v);
+	else if (j->first_ts == 0)
+		j->first_ts = json_number_value(json_object_get(rec, "ts"));
 	if (j->world <= 0 || j->world > 65536)
 		j->world = 1;
 	j->ranks = xcalloc((size_t)j->world, sizeof *j->ranks);

@@ -253,9 +253,10 @@ backend_journal_job(struct backend *b, struct job_state *j)
 	    j->opts.trace_steps, "slow_data_ms", j->opts.slow_data_ms,
 	    "slow_sample_us", j->opts.slow_sample_us);
 	rec = proto_pack(err, sizeof err, "{s:s, s:s, s:s, s:s, s:i, s:i, s:I, "
-	    "s:o, s:o}", "t", MSG_JOB, "job", j->name, "spec_file", j->spec_file,
-	    "yaml", j->yaml, "world", j->world, "generation", j->generation,
-	    "run", (json_int_t)j->run, "placement", placement, "opts", opts);
+	    "s:o, s:o, s:f}", "t", MSG_JOB, "job", j->name, "spec_file",
+	    j->spec_file, "yaml", j->yaml, "world", j->world, "generation",
+	    j->generation, "run", (json_int_t)j->run, "placement", placement,
+	    "opts", opts, "first_ts", j->first_ts);
 	if (rec == NULL || journal_append(b->journal, rec) != 0)
 		backend_event(b, j->name, EV_REFUSED, -1, NULL, "the journal did "
 		    "not take the launch: %s", rec == NULL ? err :
@@ -324,6 +325,8 @@ void
 backend_launch_job(struct backend *b, struct job_state *j, const char *note)
 {
 	job_fresh_checkpoints(b, j);
+	if (j->first_ts == 0)
+		j->first_ts = clock_wall();
 	backend_series_open(b, j, !j->opts.resume);
 	sched_batch(j);
 	backend_journal_job(b, j);

@@ -172,6 +172,11 @@ struct job_state {
 	json_t		*evals;		/* eval frames (train.eval_every) */
 	double		 submitted;	/* CLOCK_MONOTONIC, for the queue order */
 	double		 started;	/* CLOCK_MONOTONIC, the first launch */
+	/* The wall clock's seconds of its first launch, by this backend or
+	 * one before it (the journal's "job" records carry it), and of the
+	 * end a replayed "job_end" record says; 0 = unknown, or not yet.
+	 * The summary's wall_s is the job's from them. */
+	double		 first_ts, end_ts;
 	struct submit_opts opts;	/* as submitted */
 	long		 seq[JOB_CMD_COUNT];
 	int		 restarts;

@@ -8,7 +8,8 @@
 # holds, and `hunter jobs` lists that step), its backend killed (kill
 # -9), both workers sent SIGTERM and gone; the backend that re-attaches
 # ends the job stopped, and the reason names the paused step.  Then a
-# backend attached to the ended job prints the summary its ranks sent.
+# backend attached to the ended job prints the summary its ranks sent,
+# its wall time the one the job ended with (from the journal).
 . "$SRCDIR/tests/integration/lib.sh"
 . "$SRCDIR/tests/faults/faults-lib.sh"
 . "$SRCDIR/tests/integration/program-lib.sh"
@@ -56,9 +57,13 @@ grep -q "exited before the end of training (step $step, epoch 0)" "$T/out2" ||
 # the saved series: the summary the ranks sent, steps and all (before,
 # the series' frames, which leave the run to their header, never matched
 # and the summary said 0 steps).
+sleep 2	# the ended job's wall time ends at its end, not at this attach
 timeout 30 "$HUNTER" run --json --attach aseed > "$T/out3" 2>&1 ||
 	{ tail -n 5 "$T/out3"; fail "attach to the ended job exited $?"; }
 [ "$(jget "$T/out3" summary steps)" = "$(jget "$T/out2" summary steps)" ] &&
 	[ "$(jget "$T/out3" summary optimizer_bytes)" = "$(jget "$T/out2" summary optimizer_bytes)" ] ||
 	{ grep summary "$T/out2" "$T/out3" | cut -c1-300; fail "the ended job's summary is not the one its ranks sent"; }
+w2=$(jget "$T/out2" summary wall_s) w3=$(jget "$T/out3" summary wall_s)
+"$PY" -c "import sys; a, b = map(float, sys.argv[1:]); sys.exit(not abs(a - b) < 1)" "$w2" "$w3" ||
+	fail "the ended job's wall time is $w3 s after the end, $w2 s at it"
 pass "the re-attached backend named the step ($step) its ranks ended at while it was gone, and the summary after the end"

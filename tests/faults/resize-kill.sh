@@ -4,7 +4,9 @@
 # the group it was leaving is gone anyway, the resize goes on, the job
 # finishes; (2) as it resizes, kill -9 of the backend (hunter run), then
 # hunter run --attach: the journal has the resize's decision with its
-# placement, the attached backend carries it out, and the job finishes.
+# placement, the attached backend carries it out, and the job finishes,
+# its summary's wall time from the first launch (the journal's), 3 s
+# without a backend included.
 # The job's batch is adaptive ({min: 96, max: 288}: 48 a rank, the rule's
 # while its noise is unknown): the attached backend knows the batch the
 # group runs at, which it learns from rank 0's global_batch when the
@@ -42,13 +44,18 @@ stop_agents
 rm -rf "$HUNTER_STATE_DIR"
 
 # (2) the backend killed in the resize, then --attach
+t0=$(date +%s.%N)
 "$HUNTER" run --json --inject slow-sample=400 "$T/j.yaml" > "$T/out2" 2>&1 &
 run=$!
 cleanup_hooks="kill -9 $run 2>/dev/null || true"
 wait_until 60 "the resize" _resizing "$T/out2"
+seen=$(date +%s.%N)
 kill -9 $run
 wait $run 2>/dev/null || true
 echo "killed the backend in the resize"
+# 3 s without a backend: the job's wall time, from its first launch,
+# counts them; before, it started at the attached backend's relaunch.
+sleep 3
 timeout 120 "$HUNTER" run --json --attach rkill > "$T/out3" 2>&1 &
 run=$!
 cleanup_hooks="kill -9 $run 2>/dev/null || true"
@@ -76,6 +83,12 @@ rc=$?
 set -e
 [ "$rc" = 0 ] || { grep -v '"metrics"' "$T/out3" | tail -n 8 | cut -c1-300; fail "(2) the attached run exited $rc"; }
 [ "$(jget "$T/out3" summary state)" = finished ] || { grep -v "\"metrics\"" "$T/out3" | cut -c1-250; fail "(2) not finished"; }
+ended=$(date +%s.%N)
+wall=$(jget "$T/out3" summary wall_s)
+"$PY" -c "import sys; w, t0, a, b = map(float, sys.argv[1:]); sys.exit(not b - a - 1 <= w <= b - t0 + 1)" \
+	"$wall" "$t0" "$seen" "$ended" ||
+	fail "(2) the job's wall time is $wall s; it ran from between $t0 and $seen to $ended"
+echo "(2) wall time ${wall} s, from the first launch"
 # The resize was carried out: by the attached backend (its resized
 # event), or it had launched the new generation before the kill (the
 # journal's launch record of the new size comes before the re-attach).
