@@ -15,7 +15,6 @@
  * HUNTER_BENCH_QUICK=1 (tests) measures 256 and 512 for a fifth of a
  * second each and compares no kernels.
  */
-#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,9 +27,6 @@
 #include "lib/peak.h"
 #include "bench/bench.h"
 #include "bench/bench-internal.h"
-
-/* The child of the kernel comparison: one line, "GFLOPS KERNEL". */
-#define SGEMM_CHILD	"HUNTER_BENCH_SGEMM_CHILD"
 
 static int
 sgemm_cores(void)
@@ -78,49 +74,60 @@ sgemm_measure(int threads, bool quick, double *last)
  * machine lands on one kernel's run, not on its figure. */
 #define SGEMM_ROUNDS	3
 
-/* Each kernel the CPU can run, 2048 on one thread in a child process;
- * the best of them, and in *mine the figure of the one this run has
- * (left alone when none of them is). */
+/* Each kernel the CPU can run, 2048 on one thread in a child process
+ * (blas_gflops_core); the best of them, and in *mine the figure of the
+ * one this run has (left alone when none of them is). */
 static double
 sgemm_kernels(const struct cpu_info *c, const char *ours, double *mine)
 {
 	const char	*names[16];
-	char		 exe[PATH_MAX], cmd[PATH_MAX + 128], line[128];
-	char		 got[16][32];
+	char		 got[16][32], ran[32];
 	int		 n = blas_candidates(c, names, 16);
-	ssize_t		 len;
 	double		 best = *mine, top[16] = { 0 }, g;
-	FILE		*p;
 
-	if ((len = readlink("/proc/self/exe", exe, sizeof exe - 1)) < 0)
-		return best;
-	exe[len] = '\0';
 	printf("  the kernels this CPU runs, 2048 x 2048 on one thread, each in "
 	    "a process of its own, the best of %d rounds:\n", SGEMM_ROUNDS);
 	for (int i = 0; i < n; i++)
 		got[i][0] = '\0';
 	for (int round = 0; round < SGEMM_ROUNDS; round++)
 		for (int i = 0; i < n; i++) {
-			snprintf(cmd, sizeof cmd, "env -u HUNTER_BLAS_CORETYPE "
-			    "OPENBLAS_CORETYPE=%s %s=1 '%s' bench sgemm 2>&1",
-			    names[i], SGEMM_CHILD, exe);
-			if ((p = popen(cmd, "r")) == NULL)
-				continue;
-			while (fgets(line, sizeof line, p) != NULL)
-				if (sscanf(line, "%lf %31s", &g, got[i]) == 2 &&
-				    g > top[i])
-					top[i] = g;
-			pclose(p);
+			g = blas_gflops_core(names[i], 2048, 1.0, ran,
+			    sizeof ran);
+			if (ran[0] != '\0')
+				snprintf(got[i], sizeof got[i], "%s", ran);
+			top[i] = g > top[i] ? g : top[i];
 		}
 	for (int i = 0; i < n; i++) {
-		printf("    %-15s runs %-15s %8.1f GFLOP/s%s\n", names[i], got[i],
-		    top[i], strcmp(got[i], ours) == 0 ?
-		    "  (the kernel of this run)" : "");
+		printf("    %-15s runs %-15s %8.1f GFLOP/s%s\n", names[i],
+		    got[i][0] != '\0' ? got[i] : "(did not run)", top[i],
+		    strcmp(got[i], ours) == 0 ? "  (the kernel of this run)" :
+		    "");
 		if (strcmp(got[i], ours) == 0 && strcmp(names[i], ours) == 0)
 			*mine = top[i];
 		best = top[i] > best ? top[i] : best;
 	}
 	return best;
+}
+
+/* The child of blas_gflops_core(): "N SECS" in BLAS_CHILD (an older
+ * "1": 2048 for a second); one line, "GFLOPS KERNEL", GFLOPS 0 when the
+ * kernel disagrees with the reference. */
+static int
+sgemm_child(const char *arg)
+{
+	int	 n = 2048;
+	double	 secs = 1.0, g = 0;
+
+	if (sscanf(arg, "%d %lf", &n, &secs) != 2 || n < 16 || n > 8192 ||
+	    !(secs > 0 && secs <= 10)) {
+		n = 2048;
+		secs = 1.0;
+	}
+	openblas_set_num_threads(1);
+	if (blas_check() <= BLAS_CHECK_TOLERANCE)
+		g = blas_gflops(n, secs, true);
+	printf("%.3f %s\n", g, openblas_get_corename());
+	return 0;
 }
 
 static int
@@ -132,12 +139,8 @@ bench_sgemm(void)
 	double		 load[3] = { 0 }, err, one = 0, last;
 	int		 cores = sgemm_cores();
 
-	if (getenv(SGEMM_CHILD) != NULL) {
-		openblas_set_num_threads(1);
-		printf("%.3f %s\n", blas_gflops(2048, 1.0, true),
-		    openblas_get_corename());
-		return 0;
-	}
+	if (getenv(BLAS_CHILD) != NULL)
+		return sgemm_child(getenv(BLAS_CHILD));
 	blas_info(&bi);
 	cpu_read(&c);
 	getloadavg(load, 3);

@@ -7,7 +7,11 @@
  * node below half the best node of the same CPU model is measured again
  * (twice at most) and, if it stays there, named: it is a straggler that
  * nothing else would explain, most often a kernel the library chose
- * wrong or an operator's OPENBLAS_CORETYPE.
+ * wrong or an operator's OPENBLAS_CORETYPE.  A node whose operator's
+ * OPENBLAS_CORETYPE runs under 90% of the kernel cpuid allows there
+ * (the agent measures that one too, "best_gflops") is named as well,
+ * even when every node is alike: an old export in a profile halves a
+ * new CPU (0.3.21's Haswell on a Zen 5 runs half its Cooperlake).
  */
 #include <errno.h>
 #include <poll.h>
@@ -26,6 +30,9 @@
 #define CHECK_BLAS_SLOW		0.5
 /* How many more times a node below that is measured before it is named. */
 #define CHECK_BLAS_AGAIN	2
+/* Below this share of the kernel cpuid allows on its own node, an
+ * operator's OPENBLAS_CORETYPE is named (the bench's target is 90%). */
+#define CHECK_BLAS_OWN		0.9
 
 static const json_t *
 check_blas(const struct fleet_node *fn)
@@ -34,9 +41,15 @@ check_blas(const struct fleet_node *fn)
 }
 
 static double
+check_num(const struct fleet_node *fn, const char *key)
+{
+	return json_number_value(json_object_get(check_blas(fn), key));
+}
+
+static double
 check_gflops(const struct fleet_node *fn)
 {
-	return json_number_value(json_object_get(check_blas(fn), "gflops"));
+	return check_num(fn, "gflops");
 }
 
 static const char *
@@ -215,6 +228,35 @@ check_blas_cells(const struct fleet_node *fn, char *lib, char *kernel,
 		snprintf(gflops, len, "-");
 }
 
+/* Whether node fn's operator chose a kernel well under what cpuid
+ * allows there. */
+static bool
+check_blas_own(const struct fleet_node *fn)
+{
+	double	 g = check_gflops(fn), b = check_num(fn, "best_gflops");
+
+	return fn->up && g > 0 && b > 0 && strcmp(check_str(fn, "by"),
+	    "operator") == 0 && g < CHECK_BLAS_OWN * b;
+}
+
+static void
+check_blas_warn_own(const struct fleet_node *fn)
+{
+	char	 kernel[64], best[64], runs[64], as[80] = "";
+	double	 b = check_num(fn, "best_gflops");
+
+	sanitize(kernel, sizeof kernel, check_str(fn, "kernel"));
+	sanitize(best, sizeof best, check_str(fn, "best"));
+	sanitize(runs, sizeof runs, check_str(fn, "best_runs"));
+	if (strcmp(runs, best) != 0)
+		snprintf(as, sizeof as, " (as %s)", runs);
+	printf("warning: node %s runs kernel %s, which its OPENBLAS_CORETYPE "
+	    "(the operator's) asks for, at %.1f GFLOP/s a thread; %s, which "
+	    "cpuid allows there, runs %.1f%s (%.2fx): unset OPENBLAS_CORETYPE "
+	    "where the agent starts and hunter chooses\n", fn->spec->name,
+	    kernel, check_gflops(fn), best, b, as, b / check_gflops(fn));
+}
+
 void
 check_blas_warn(const struct fleet *f)
 {
@@ -222,6 +264,8 @@ check_blas_warn(const struct fleet *f)
 		const struct fleet_node *fn = &f->nodes[i], *best;
 		char	 cpu[256], kernel[64], by[64], bk[64];
 
+		if (check_blas_own(fn))
+			check_blas_warn_own(fn);
 		if (!check_blas_slow(f, fn))
 			continue;
 		best = check_blas_best(f, fn);

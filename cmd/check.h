@@ -16,7 +16,9 @@ void	check_blas_measure(struct fleet *, char **errs);
 /* A node's cells: library, kernel (and who chose it), GFLOP/s. */
 void	check_blas_cells(const struct fleet_node *, char *lib, char *kernel,
 	    char *gflops, size_t len);
-/* Warn of each node below half the best node of its CPU model. */
+/* Warn of each node below half the best node of its CPU model, and of
+ * each whose operator's OPENBLAS_CORETYPE runs under 90% of the kernel
+ * cpuid allows there. */
 void	check_blas_warn(const struct fleet *);
 
 #endif

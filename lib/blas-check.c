@@ -4,16 +4,21 @@
  * that every edge case of a blocked kernel (the tails of m, n and k) and
  * every transpose runs.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cblas.h>
 
 #include "lib/blas.h"
 #include "lib/clock.h"
 #include "lib/rng.h"
+#include "lib/run.h"
 #include "lib/xmalloc.h"
 
 struct blas_shape {
@@ -141,4 +146,32 @@ blas_gflops(int n, double secs, bool cpu)
 	free(b);
 	free(c);
 	return top;
+}
+
+double
+blas_gflops_core(const char *core, int n, double secs, char *ran,
+    size_t len)
+{
+	char		 exe[PATH_MAX], ct[64], child[64], err[256], got[32];
+	const char	*argv[] = { "env", "-u", "HUNTER_BLAS_CORETYPE", ct, child,
+	    exe, "bench", "sgemm", NULL };
+	char		*out = NULL;
+	ssize_t		 l;
+	double		 g = 0;
+
+	if (len > 0)
+		ran[0] = '\0';
+	if ((l = readlink("/proc/self/exe", exe, sizeof exe - 1)) < 0)
+		return 0;
+	exe[l] = '\0';
+	snprintf(ct, sizeof ct, "OPENBLAS_CORETYPE=%s", core);
+	snprintf(child, sizeof child, "%s=%d %g", BLAS_CHILD, n, secs);
+	if (run_capture(argv, &out, BLAS_CHILD_TIMEOUT_MS, err,
+	    sizeof err) != 0 || out == NULL || sscanf(out, "%lf %31s", &g,
+	    got) != 2 || !(g > 0))
+		g = 0;
+	else if (len > 0)
+		snprintf(ran, len, "%s", got);
+	free(out);
+	return g;
 }

@@ -83,5 +83,20 @@ double		 blas_check(void);
  * thread's CPU time, which other processes on the machine hardly touch;
  * only for one thread, where OpenBLAS computes in the caller. */
 double		 blas_gflops(int n, double secs, bool cpu);
+/*
+ * The same for core type `core`, which this process may not run: this
+ * program again as `hunter bench sgemm` in its child mode (BLAS_CHILD,
+ * "N SECS") with OPENBLAS_CORETYPE=core, since the library reads it at
+ * load; one thread, CPU time, after the reference check.  The core type
+ * the child ran goes to ran (it may differ: 0.3.21 runs SapphireRapids
+ * as Cooperlake).  0 when it does not run, the kernel disagrees with the
+ * reference, or it takes more than BLAS_CHILD_TIMEOUT_MS.
+ */
+double		 blas_gflops_core(const char *core, int n, double secs,
+		    char *ran, size_t len);
+/* The variable that makes `hunter bench sgemm` blas_gflops_core()'s
+ * child; it prints one line, "GFLOPS KERNEL" (GFLOPS 0: wrong results). */
+#define BLAS_CHILD		"HUNTER_BENCH_SGEMM_CHILD"
+#define BLAS_CHILD_TIMEOUT_MS	30000
 
 #endif

@@ -85,6 +85,9 @@ struct agent {
 	bool		 quit;
 	double		 blas_gflops;	/* sgemm, one thread; 0: not measured */
 	double		 blas_err;	/* the reference check's, then */
+	double		 blas_best_gflops; /* what cpuid allows, where the
+					   operator's kernel is another */
+	char		 blas_best_ran[32]; /* the core type that ran it */
 };
 
 /* Supervisor (supervisor.c). */
