@@ -25,6 +25,13 @@
 command -v tc > /dev/null && command -v ip > /dev/null ||
 	{ echo "SKIP: iproute2 (ip, tc) is not installed"; exit 77; }
 PARTITION_S=${PARTITION_S:-15}
+# The undisturbed run's ranks are local and the partitioned run's rank 1
+# is behind sshd, whose agents do not inherit this environment: with an
+# OPENBLAS_CORETYPE exported here (an operator's, or CI's), the two runs'
+# ranks would run different kernels, whose sums differ in the last bits,
+# and no final weights would match.  Every agent chooses its kernel
+# itself (cpuid, the same on both ends of the veth).
+unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
 ns="hunter-pt-$$"
 va="pt$$a"
 vb="pt$$b"
