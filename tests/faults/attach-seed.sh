@@ -59,7 +59,7 @@ grep -q "exited before the end of training (step $step, epoch 0)" "$T/out2" ||
 # and the summary said 0 steps).
 sleep 2	# the ended job's wall time ends at its end, not at this attach
 timeout 30 "$HUNTER" run --json --attach aseed > "$T/out3" 2>&1 ||
-	{ tail -n 5 "$T/out3"; fail "attach to the ended job exited $?"; }
+	{ rc=$?; tail -n 5 "$T/out3"; fail "attach to the ended job exited $rc"; }
 [ "$(jget "$T/out3" summary steps)" = "$(jget "$T/out2" summary steps)" ] &&
 	[ "$(jget "$T/out3" summary optimizer_bytes)" = "$(jget "$T/out2" summary optimizer_bytes)" ] ||
 	{ grep summary "$T/out2" "$T/out3" | cut -c1-300; fail "the ended job's summary is not the one its ranks sent"; }

@@ -28,7 +28,7 @@ open(p, "wb").write(b[:cut])
 print("cut the journal's line %d after %d of its %d bytes" % (b.count(b"\n"), cut - last, len(b) - last))
 PYEOF
 "$HUNTER" run --attach --json > "$T/second" 2>&1 ||
-	{ tail -n 5 "$T/second" | cut -c1-300; fail "attach exited $?"; }
+	{ rc=$?; tail -n 5 "$T/second" | cut -c1-300; fail "attach exited $rc"; }
 "$PY" - "$T/second" "$J" "$lines" <<'PYEOF' || fail "see above"
 import json, sys
 out, journal, cutline = sys.argv[1], sys.argv[2], int(sys.argv[3])

@@ -68,7 +68,7 @@ for c in 1@1 5@0 31@3 32@2 47@0 62@1 93@2; do
 	cp "$T/base.yaml" "$T/c$n.yaml"
 	ckpt_dir_job "$T/c$n.yaml" "$T/ck/c$n"
 	"$HUNTER" run --json --inject "crash-at=$c" "$T/c$n.yaml" > "$T/c$n" 2>&1 ||
-		{ tail -n 5 "$T/c$n" | cut -c1-300; fail "crash-at=$c: hunter run exited $?"; }
+		{ rc=$?; tail -n 5 "$T/c$n" | cut -c1-300; fail "crash-at=$c: hunter run exited $rc"; }
 	check "$T/c$n" "crash-at=$c" "${c#*@}" 6 "${c%@*}"
 done
 

@@ -36,7 +36,7 @@ pid=$(rank_pid "$T/out1" 1 0 0 | cut -d' ' -f1)
 [ -n "$pid" ] || fail "no pid of rank 1"
 kill -9 "$pid" 2>/dev/null && echo "killed rank 1 (pid $pid) in the resize" ||
 	echo "rank 1 (pid $pid) had exited already"
-wait $run || { grep -v '"metrics"' "$T/out1" | tail -n 8 | cut -c1-300; fail "(1) the run exited $?"; }
+wait $run || { rc=$?; grep -v '"metrics"' "$T/out1" | tail -n 8 | cut -c1-300; fail "(1) the run exited $rc"; }
 [ "$(jget "$T/out1" summary state)" = finished ] || fail "(1) not finished"
 resizes "$T/out1" rkill | head -n 1 | grep -q '^2->[3-6]$' || fail "(1) no resize up"
 echo "(1) resizes: $(resizes "$T/out1" rkill | tr '\n' ' ')"
@@ -130,7 +130,7 @@ assert len(w) == 2 and w[1] > 2, w
 print("(3) killed after the launch record of generation 1 (worlds %s)" % w)
 PYEOF
 timeout 120 "$HUNTER" run --json --attach rkill > "$T/out5" 2>&1 ||
-	{ grep -v '"metrics"' "$T/out5" | tail -n 8 | cut -c1-300; fail "(3) the attached run exited $?"; }
+	{ rc=$?; grep -v '"metrics"' "$T/out5" | tail -n 8 | cut -c1-300; fail "(3) the attached run exited $rc"; }
 [ "$(jget "$T/out5" summary state)" = finished ] || { grep -v '"metrics"' "$T/out5" | cut -c1-250; fail "(3) not finished"; }
 grep '"kind":"phase".*"to":"reforming"' "$T/out5" | grep -q 'generation 1 never started: the agent of local[0-9] does not have rank 0 (6 ranks missing' ||
 	{ grep -v '"metrics"' "$T/out5" | cut -c1-250; fail "(3) generation 1 not restarted for its absence"; }
@@ -156,7 +156,7 @@ print("(4) the journal as a rotation in the resize leaves it: %s, %s" %
       (jr[job]["t"], jr[dec]["t"]))
 PYEOF
 timeout 120 "$HUNTER" run --json --attach rkill > "$T/out7" 2>&1 ||
-	{ grep -v '"metrics"' "$T/out7" | tail -n 8 | cut -c1-300; fail "(4) the attached run exited $?"; }
+	{ rc=$?; grep -v '"metrics"' "$T/out7" | tail -n 8 | cut -c1-300; fail "(4) the attached run exited $rc"; }
 [ "$(jget "$T/out7" summary state)" = finished ] || { grep -v '"metrics"' "$T/out7" | cut -c1-250; fail "(4) not finished"; }
 [ "$(resizes "$T/out7" rkill | head -n 1)" = "2->6" ] || fail "(4) the attached backend did not carry out the resize"
 crc4=$(final_crc "$T/out7" "$(jget "$T/out7" summary world)") || fail "(4) final weights: $crc4"

@@ -35,7 +35,7 @@ else:
 open(p, "wb").write(b)
 PYEOF
 	"$HUNTER" run --json --resume "$T/j.yaml" > "$T/2.$how" 2>&1 ||
-		{ tail -n 5 "$T/2.$how" | cut -c1-300; fail "$how: the resumed run exited $?"; }
+		{ rc=$?; tail -n 5 "$T/2.$how" | cut -c1-300; fail "$how: the resumed run exited $rc"; }
 	grep -q "skipping corrupt checkpoint.*$newest" "$T/2.$how" ||
 		{ grep -v metrics "$T/2.$how" | cut -c1-300; fail "$how: no message about the corrupt $newest"; }
 	grep -q "resumed from $dir/$prev" "$T/2.$how" ||

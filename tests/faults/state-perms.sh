@@ -26,7 +26,7 @@ YEOF
 stop_n0() { [ -f "$T/n0/agent.pid" ] && kill "$(cat "$T/n0/agent.pid")" 2>/dev/null || true; }
 cleanup_hooks="stop_n0"
 (umask 000; "$HUNTER" run --json --cluster "$T/cluster.yaml" "$T/j.yaml") > "$T/out" 2>&1 ||
-	{ tail -n 5 "$T/out"; fail "hunter run exited $?"; }
+	{ rc=$?; tail -n 5 "$T/out"; fail "hunter run exited $rc"; }
 [ "$(jget "$T/out" summary state)" = finished ] || fail "not finished"
 chmod 755 "$T" "$T/ck"	# let nobody reach them, to test what is inside
 bad=""

@@ -26,7 +26,7 @@ cat "$T/list"
 grep -q "agents of $HUNTER_STATE_DIR: 4 running" "$T/list" || fail "not the four agents"
 pids=$(awk '$3 == "running" { print $2 }' "$T/list")
 [ "$(echo $pids | wc -w)" = 4 ] || fail "pids: $pids"
-"$HUNTER" agents --stop > "$T/stop" || { cat "$T/stop"; fail "--stop exited $?"; }
+"$HUNTER" agents --stop > "$T/stop" || { rc=$?; cat "$T/stop"; fail "--stop exited $rc"; }
 cat "$T/stop"
 grep -q "stopped 4 agents" "$T/stop" || fail "--stop did not say it stopped four"
 for p in $pids; do

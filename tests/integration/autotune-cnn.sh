@@ -27,7 +27,7 @@ sed 's/ranks: 1/ranks: 2\n  memory_per_rank: 256MiB/; s/epochs: 10/epochs: 1/; s
 # timed out and the job was relaunched), so the wait may last a minute.
 printf 'policy: {failover: {for: 10m, heartbeat_timeout: 60s}}\n' >> "$T/cnn.yaml"
 "$HUNTER" validate "$T/cnn.yaml" || fail "job file"
-"$HUNTER" run --json "$T/cnn.yaml" > "$T/out" || { tail -n 5 "$T/out"; fail "run exited $?"; }
+"$HUNTER" run --json "$T/cnn.yaml" > "$T/out" || { rc=$?; tail -n 5 "$T/out"; fail "run exited $rc"; }
 "$PY" - "$T/out" <<'PYEOF' || fail "see above"
 import json, math, re, sys
 objs = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]

@@ -20,7 +20,7 @@ run_with() {	# LABEL ENV...: one run, with agents of its own
 	shift
 	env -u OPENBLAS_CORETYPE -u HUNTER_BLAS_CORETYPE "$@" \
 		"$HUNTER" run --json "$T/j.yaml" > "$T/out" 2>&1 ||
-		{ tail -n 5 "$T/out"; fail "the run exited $?"; }
+		{ rc=$?; tail -n 5 "$T/out"; fail "the run exited $rc"; }
 	stop_agents
 	cp "$T/out" "$T/out-$(echo "$HUNTER_STATE_DIR" | sed 's/.*st-//')"
 }

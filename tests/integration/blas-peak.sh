@@ -18,7 +18,7 @@ gpt_job "$T/g.yaml" mfu "$T/text.txt" 1 ""
 peaks="$HUNTER_STATE_DIR/bench/sgemm-peak"
 run() {	# LABEL
 	"$HUNTER" run --json "$T/g.yaml" > "$T/$1" 2>&1 ||
-		{ tail -n 5 "$T/$1"; fail "run $1 exited $?"; }
+		{ rc=$?; tail -n 5 "$T/$1"; fail "run $1 exited $rc"; }
 }
 # key FIELD: the worker's started event's FIELD, from the first run
 key() {
@@ -34,7 +34,7 @@ printf '0.010\t%s\t%s\t%s\t%s\n' "$(key cpu)" "$(key blas)" "$other" \
 	"$(key blas_threads)" > "$peaks"
 run r1
 HUNTER_BENCH_QUICK=1 "$HUNTER" bench sgemm > "$T/bench" 2>&1 ||
-	{ cat "$T/bench"; fail "hunter bench sgemm exited $?"; }
+	{ rc=$?; cat "$T/bench"; fail "hunter bench sgemm exited $rc"; }
 run r2
 "$PY" - "$peaks" "$(key kernel)" "$(key blas_threads)" <<'PYEOF' || fail "no peak cached for the kernel"
 import sys

@@ -41,7 +41,7 @@ run() {
 	shift 2
 	(cd "$T" && env -u OPENBLAS_NUM_THREADS -u OMP_NUM_THREADS \
 		"$HUNTER" run --json "$@" "$job") > "$out" 2>&1 ||
-		{ tail -n 5 "$out"; fail "run $out exited $?"; }
+		{ rc=$?; tail -n 5 "$out"; fail "run $out exited $rc"; }
 	stop_agents
 }
 run w-one "$T/j.yaml" --cluster "$T/one.yaml"

@@ -23,7 +23,7 @@ env OPENBLAS_CORETYPE=Prescott "$HUNTER" agent --node slow \
 	--dir "$HUNTER_STATE_DIR/nodes/slow" --idle-exit 120 ||
 	fail "the slow node's agent did not start"
 env -u OPENBLAS_CORETYPE -u HUNTER_BLAS_CORETYPE "$HUNTER" check \
-	--cluster "$T/cluster.yaml" > "$T/out" 2>&1 || { cat "$T/out"; fail "hunter check exited $?"; }
+	--cluster "$T/cluster.yaml" > "$T/out" 2>&1 || { rc=$?; cat "$T/out"; fail "hunter check exited $rc"; }
 cat "$T/out"
 "$PY" - "$T/out" <<'PYEOF' || fail "see above"
 import re, sys

@@ -11,8 +11,8 @@ sed -i 's/ranks: 1/ranks: 2/; s/micro: 32/micro: 16/; s/epochs: 2/epochs: 1/; /^
 grep -q compression "$T/d.yaml" && fail "the job still names a compression"
 sed 's/name: cdefault/name: ctopk/' "$T/d.yaml" > "$T/k.yaml"
 echo 'compression: {method: topk, density: 0.01, warmup_epochs: 0}' >> "$T/k.yaml"
-"$HUNTER" run --json "$T/d.yaml" > "$T/d.out" 2>&1 || { tail "$T/d.out"; fail "dense run exited $?"; }
-"$HUNTER" run "$T/k.yaml" > "$T/k.out" 2>&1 || { tail "$T/k.out"; fail "topk run exited $?"; }
+"$HUNTER" run --json "$T/d.yaml" > "$T/d.out" 2>&1 || { rc=$?; tail "$T/d.out"; fail "dense run exited $rc"; }
+"$HUNTER" run "$T/k.yaml" > "$T/k.out" 2>&1 || { rc=$?; tail "$T/k.out"; fail "topk run exited $rc"; }
 "$PY" - "$T/d.out" <<'PYEOF' || fail "see above"
 import json, sys
 o = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]

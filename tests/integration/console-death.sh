@@ -15,7 +15,7 @@ wait $runpid 2>/dev/null || true
 step_at_kill=$(grep '"t":"metrics"' "$T/first" | tail -n 1 | sed 's/.*"step":\([0-9]*\).*/\1/')
 sleep 1.5
 [ "$(test_workers | wc -l)" = 2 ] || fail "workers died with the console"
-"$HUNTER" run --attach --json > "$T/second" 2>&1 || { cat "$T/second"; fail "attach exited $?"; }
+"$HUNTER" run --attach --json > "$T/second" 2>&1 || { rc=$?; cat "$T/second"; fail "attach exited $rc"; }
 "$PY" - "$T/second" "$step_at_kill" <<'PYEOF' || fail "attach did not follow the job"
 import json, sys
 objs = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]

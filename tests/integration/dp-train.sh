@@ -10,7 +10,7 @@ for ranks in 2 4; do
 	sed "s/ranks: 4/ranks: $ranks/; s/micro: 64/micro: $((256 / ranks))/" \
 		"$SRCDIR/examples/jobs/fmnist-mlp-dp.yaml" > "$T/dp$ranks.yaml"
 	"$HUNTER" run --json "$T/dp$ranks.yaml" > "$T/out$ranks" ||
-		{ tail -n 20 "$T/out$ranks"; fail "$ranks ranks: hunter run exited $?"; }
+		{ rc=$?; tail -n 20 "$T/out$ranks"; fail "$ranks ranks: hunter run exited $rc"; }
 	"$PY" - "$T/out$ranks" "$ranks" <<'PYEOF' || fail "$ranks ranks: see above"
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]

@@ -28,7 +28,7 @@ echo "first step's loss $first, final validation loss $last ($state)"
 ck=$(jget "$T/run" summary checkpoint)
 # By the job's name: its newest checkpoint, the run's last.
 "$HUNTER" sample --prompt "The " --tokens 400 --temperature 0.8 --seed 2 text-gpt \
-	> "$T/sample" 2> "$T/sample.err" || { cat "$T/sample.err"; fail "hunter sample exited $?"; }
+	> "$T/sample" 2> "$T/sample.err" || { rc=$?; cat "$T/sample.err"; fail "hunter sample exited $rc"; }
 cat "$T/sample.err"
 grep -qx "hunter sample: the newest checkpoint of text-gpt: $ck" "$T/sample.err" ||
 	fail "hunter sample text-gpt did not take the run's last checkpoint, $ck"

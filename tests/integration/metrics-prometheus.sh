@@ -41,7 +41,7 @@ PYEOF
 # however fast the machine (an idle one ran them between two; with 3 ms
 # over shared memory the first scrape of the new target came at step 1220).
 "$HUNTER" run --json --metrics "127.0.0.1:$hport" --inject slow-data=4 --inject slow=8 "$T/j.yaml" \
-	> "$T/out" 2>&1 || { tail -n 20 "$T/out"; fail "hunter run exited $?"; }
+	> "$T/out" 2>&1 || { rc=$?; tail -n 20 "$T/out"; fail "hunter run exited $rc"; }
 [ "$(jget "$T/out" summary state)" = finished ] || fail "not finished"
 steps=$(jget "$T/out" summary steps)
 "$PY" - "$pport" "$steps" <<'PYEOF' || { tail -n 20 "$T/prom.log"; fail "see above"; }

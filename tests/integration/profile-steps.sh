@@ -11,17 +11,23 @@
 # comes in the first step (no slot yet) and in few others.  A dense
 # 2-rank job with train.zero: 1 shows its reduce-scatter, the allreduce
 # of the step's few extra sums and the allgatherv of the parameters, the
-# update row without the gather, and adds up the same way.
+# update row without the gather, and adds up the same way.  The model is
+# wide (two 1024 layers) so that a step takes milliseconds: with the
+# small job's 0.1 ms steps the ranks' start-up skew (one rank waiting in
+# its first collective for the other) was a third of the whole and the
+# sums missed the step time under CI's load.
 . "$SRCDIR/tests/integration/lib.sh"
 mkdata "$T/data" 2048 64
 small_job "$T/j.yaml" prof "$T/data"
-sed -i 's/ranks: 1/ranks: 2/; s/micro: 32/micro: 16/' "$T/j.yaml"
+sed -i 's/ranks: 1/ranks: 2/; s/micro: 32/micro: 16/
+	s/hidden: \[32\]/hidden: [1024, 1024]/' "$T/j.yaml"
+grep -q 'hidden: \[1024, 1024\]' "$T/j.yaml" || fail "the model was not widened"
 sed 's/method: none/method: topk, density: 0.01/' "$T/j.yaml" > "$T/topk.yaml"
 sed 's/^train:$/train:\n  zero: 1/' "$T/j.yaml" > "$T/zero.yaml"
 grep -q 'zero: 1' "$T/zero.yaml" || fail "no train: section to add zero to"
 for j in topk zero; do
 	HUNTER_PROFILE=1 "$HUNTER" run --json "$T/$j.yaml" > "$T/$j.out" 2>&1 ||
-		{ tail -n 5 "$T/$j.out"; fail "the $j run exited $?"; }
+		{ rc=$?; tail -n 5 "$T/$j.out"; fail "the $j run exited $rc"; }
 done
 "$PY" - "$T/topk.out" "$T/zero.out" <<'PYEOF' || fail "see above"
 import json, re, sys

@@ -40,7 +40,7 @@ program:
 EOF2
 }
 check() {	# NAME MIN MAX WANT WORDS
-	"$PY" - "$T/$1" "$HUNTER_STATE_DIR/journal.jsonl" "$2" "$3" "$4" "$5" <<'PYEOF'
+	"$PY" - "$T/$1.out" "$HUNTER_STATE_DIR/journal.jsonl" "$2" "$3" "$4" "$5" <<'PYEOF'
 import json, math, sys
 out, journal = sys.argv[1], sys.argv[2]
 lo, hi, want, words = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
@@ -74,14 +74,32 @@ print(m)
 PYEOF
 }
 
+# tuned NAME TIMEOUT [ARGS]: hunter run --json ARGS NAME.yaml into $T/NAME.out;
+# a run that fails says its status and the job's failure in the FAIL line.
+tuned() {
+	_n=$1 _t=$2
+	shift 2
+	( cd "$T" && timeout "$_t" "$HUNTER" run --json "$@" "$_n.yaml" > "$T/$_n.out" 2>&1 ) && return 0
+	_rc=$?
+	tail -n 20 "$T/$_n.out"
+	fail "the $_n run ${*:+($*) }exited $_rc: $("$PY" - "$T/$_n.out" <<'PYEOF'
+import json, sys
+o = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+why = [x.get("reason", "") for x in o if x.get("t") == "event" and
+       x.get("kind") in ("failed", "autotune")]
+s = [x for x in o if x.get("t") == "summary"]
+print("summary %s; last first: %s" % (s[-1].get("state") if s else "none",
+      " / ".join(reversed(why[-3:]))))
+PYEOF
+)"
+}
+
 job rss rss 0 1 128
-( cd "$T" && timeout 200 "$HUNTER" run --json rss.yaml > rss 2>&1 ) ||
-	{ tail -n 20 "$T/rss"; fail "the rss run exited $?"; }
+tuned rss 200
 m=$(check rss 1 128 - "over memory_per_rank" | tee /dev/stderr | tail -n 1) ||
 	fail "the rss trials, see above"
-( cd "$T" && timeout 100 "$HUNTER" run --json --resume rss.yaml > resumed 2>&1 ) ||
-	{ tail -n 20 "$T/resumed"; fail "the resumed run exited $?"; }
-"$PY" - "$T/resumed" "$m" <<'PYEOF' || fail "the resume tuned again"
+tuned rss 100 --resume
+"$PY" - "$T/rss.out" "$m" <<'PYEOF' || fail "the resume tuned again"
 import json, sys
 o = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 assert not any(x["t"] == "autotune" for x in o)
@@ -92,11 +110,9 @@ assert ev and "as tuned before" in ev[0] and ran == ["ran with micro-batch %s" %
 PYEOF
 
 job words words 24 8 64
-( cd "$T" && timeout 200 "$HUNTER" run --json words.yaml > words 2>&1 ) ||
-	{ tail -n 20 "$T/words"; fail "the words run exited $?"; }
+tuned words 200
 check words 8 64 24 "DefaultCPUAllocator" >&2 || fail "the words trials"
 job code code 40 8 64 "oom_exit_code: 42"
-( cd "$T" && timeout 200 "$HUNTER" run --json code.yaml > code 2>&1 ) ||
-	{ tail -n 20 "$T/code"; fail "the code run exited $?"; }
+tuned code 200
 check code 8 64 40 "program.oom_exit_code" >&2 || fail "the code trials"
 pass "autotune by trials: micro-batch $m under 64 MiB, used, journalled, not tuned again"

@@ -34,7 +34,7 @@ jwait "$T/out" 5 'any(x["kind"] == "checkpoint" and "path" in x for x in ev)'
 t1=$(date +%s.%N)
 "$HUNTER" ctl tctl migrate 1 local3 || fail "ctl migrate"
 jwait "$T/out" 60 'any(x["kind"] == "migrated" and "generation 1" in x["reason"] for x in ev)'
-wait $run || { tail -n 20 "$T/out"; fail "the controlled run exited $?"; }
+wait $run || { rc=$?; tail -n 20 "$T/out"; fail "the controlled run exited $rc"; }
 "$PY" - "$T/out" "$s1" "$t0" "$t1" <<'PYEOF' || fail "see above"
 import json, sys
 o = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]

@@ -22,7 +22,7 @@ cleanup_hooks="kill $run 2>/dev/null || true"
 jwait "$T/out" 40 'any(x["t"] == "log" and x["line"].startswith("epoch 1/3") for x in o)'
 "$HUNTER" ctl plain checkpoint || fail "ctl checkpoint"
 jwait "$T/out" 10 'len([x for x in ev if x["kind"] == "refused"]) >= 2'
-wait $run || { tail -n 20 "$T/out"; fail "hunter run exited $?"; }
+wait $run || { rc=$?; tail -n 20 "$T/out"; fail "hunter run exited $rc"; }
 "$PY" - "$T/out" <<'PYEOF' || { tail -n 20 "$T/out"; fail "see above"; }
 import json, sys
 o = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]

@@ -14,7 +14,7 @@ for c in none topk; do
 	# second, a fast machine's 281 steps after it could fall between two).
 	torch_job "$T/$c.yaml" "t$c" '--epochs, "4", --batch, "64", --metrics-every, "0", --data, '"$T/data"', --compress, '$c', --density, "0.001", --warmup-epochs, "1"'
 	timeout 300 "$HUNTER" run --json "$T/$c.yaml" > "$T/$c" 2>&1 ||
-		{ tail -n 20 "$T/$c"; fail "the $c run exited $?"; }
+		{ rc=$?; tail -n 20 "$T/$c"; fail "the $c run exited $rc"; }
 done
 "$PY" - "$T/none" "$T/topk" <<'PYEOF' || fail "see above"
 import json, sys

@@ -15,7 +15,7 @@ need_torch
 
 torch_job "$T/real.yaml" tfm '--epochs, "2"' 'checkpoint: {every_steps: 200, keep: 2}'
 timeout 600 "$HUNTER" run --json "$T/real.yaml" > "$T/real" 2>&1 ||
-	{ tail -n 20 "$T/real"; fail "the real-data run exited $?"; }
+	{ rc=$?; tail -n 20 "$T/real"; fail "the real-data run exited $rc"; }
 "$PY" - "$T/real" <<'PYEOF' || fail "check 1, see above"
 import json, sys
 o = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
@@ -38,7 +38,7 @@ mkdata "$T/data" 6000 500
 args='--epochs, "4", --metrics-every, "0", --pace, "0.03", --data, '"$T/data"
 torch_job "$T/plain.yaml" tfk "$args" 'checkpoint: {every_steps: 20, keep: 3}'
 timeout 300 "$HUNTER" run --json "$T/plain.yaml" > "$T/plain" 2>&1 ||
-	{ tail -n 20 "$T/plain"; fail "the undisturbed run exited $?"; }
+	{ rc=$?; tail -n 20 "$T/plain"; fail "the undisturbed run exited $rc"; }
 stop_agents
 rm -rf "$HUNTER_STATE_DIR"
 timeout 300 "$HUNTER" run --json "$T/plain.yaml" > "$T/killed" 2>&1 &
@@ -52,7 +52,7 @@ p = [json.loads(l)["pid"] for l in open(sys.argv[1]) if l.startswith("{\"t\":\"m
 print(p[-1])' "$T/killed")
 at=$(steps "$T/killed" 1)
 kill -9 "$pid"
-wait $run || { tail -n 20 "$T/killed"; fail "the killed run exited $?"; }
+wait $run || { rc=$?; tail -n 20 "$T/killed"; fail "the killed run exited $rc"; }
 "$PY" - "$T/plain" "$T/killed" "$at" <<'PYEOF' || fail "check 2, see above"
 import json, re, sys
 def load(p):

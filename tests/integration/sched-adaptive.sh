@@ -62,7 +62,7 @@ _learnt() {
 }
 wait_until 30 "the attached backend to learn the batch (hunter jobs)" _learnt
 echo "attached: $(cat "$T/jobs")"
-wait $run || { tail -n 5 "$T/out2" | cut -c1-300; fail "the attached run exited $?"; }
+wait $run || { rc=$?; tail -n 5 "$T/out2" | cut -c1-300; fail "the attached run exited $rc"; }
 stop_agents
 echo "adapt: $(resizes "$T/out" adapt | tr '\n' ' ')"
 "$PY" - "$T/out" <<'PYEOF' || fail "see above"

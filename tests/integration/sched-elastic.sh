@@ -28,7 +28,7 @@ _both() { "$HUNTER" jobs --json > "$T/jobs" 2>/dev/null && grep -q '"job": *"elb
 	grep -q '"phase": *"running"' "$T/jobs"; }
 wait_until 30 "hunter jobs to list both" _both
 "$HUNTER" jobs
-wait $run || { tail -n 5 "$T/out" | cut -c1-300; fail "the run exited $?"; }
+wait $run || { rc=$?; tail -n 5 "$T/out" | cut -c1-300; fail "the run exited $rc"; }
 echo "ela: $(resizes "$T/out" ela | tr '\n' ' ')"
 echo "elb: $(resizes "$T/out" elb | tr '\n' ' ')"
 "$PY" - "$T/out" "$T/jobs" <<'PYEOF' || fail "see above"

@@ -9,7 +9,7 @@
 	fail "dataset-fashion-mnist is not installed"
 "$HUNTER" run --json --inject crash-at=1234@1 \
 	"$SRCDIR/examples/jobs/fmnist-mlp-dp.yaml" > "$T/out" 2>&1 ||
-	{ tail -n 20 "$T/out"; fail "hunter run exited $?"; }
+	{ rc=$?; tail -n 20 "$T/out"; fail "hunter run exited $rc"; }
 "$PY" - "$T/out" "$HUNTER_STATE_DIR/journal.jsonl" <<'PYEOF' || fail "see above"
 import json, re, sys
 objs = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]

@@ -7,7 +7,7 @@ mkdata "$T/data" 4000 64
 small_job "$T/j.yaml" leaky "$T/data" 'policy: {leak: {check_every: 100, growth_limit: 64MiB}}'
 sed -i 's/ranks: 1/ranks: 2/; s/epochs: 2/epochs: 3/; s/micro: 32/micro: 16/' "$T/j.yaml"
 "$HUNTER" run --json --inject slow-data=50 --inject leak=1MiB/step@1 "$T/j.yaml" \
-	> "$T/out" 2>&1 || { tail -n 20 "$T/out"; fail "hunter run exited $?"; }
+	> "$T/out" 2>&1 || { rc=$?; tail -n 20 "$T/out"; fail "hunter run exited $rc"; }
 "$PY" - "$T/out" <<'PYEOF' || fail "see above"
 import json, sys
 objs = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]

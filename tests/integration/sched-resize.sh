@@ -27,7 +27,7 @@ run() {
 	HUNTER_STATE_DIR="$4" "$HUNTER" run --json --trace-steps 100000 \
 	    --inject slow-sample=$(case $1 in gpt*) echo 20000 ;; *) echo 2000 ;; esac) \
 	    "$2" > "$3" 2>&1 ||
-		{ tail -n 5 "$3" | cut -c1-300; fail "$1: hunter run exited $?"; }
+		{ rc=$?; tail -n 5 "$3" | cut -c1-300; fail "$1: hunter run exited $rc"; }
 	for p in "$4"/nodes/*/agent.pid; do kill "$(cat "$p")" 2>/dev/null || true; done
 }
 for job in gpt mlp; do

@@ -13,7 +13,7 @@ sed -i 's/ranks: 1/ranks: 2/; s/epochs: 2/epochs: 2/; s/micro: 32/micro: 16/' "$
 stop_agents
 rm -rf "$HUNTER_STATE_DIR"
 "$HUNTER" run --json --inject slow-data=50 --inject slow=200@1 "$T/j.yaml" > "$T/out" 2>&1 ||
-	{ tail -n 20 "$T/out"; fail "hunter run exited $?"; }
+	{ rc=$?; tail -n 20 "$T/out"; fail "hunter run exited $rc"; }
 "$PY" - "$T/base" "$T/out" <<'PYEOF' || fail "see above"
 import json, statistics, sys
 def load(p):

@@ -58,7 +58,7 @@ echo "after kill -9 of both ranks: the agents removed both names"
 # A job that runs to its end leaves no name either.
 small_job "$T/k.yaml" shmend "$T/data"
 sed -i 's/ranks: 1/ranks: 2/; s/micro: 32/micro: 16/' "$T/k.yaml"
-"$HUNTER" run --json "$T/k.yaml" > "$T/out2" 2>&1 || { tail "$T/out2"; fail "hunter run exited $?"; }
+"$HUNTER" run --json "$T/k.yaml" > "$T/out2" 2>&1 || { rc=$?; tail "$T/out2"; fail "hunter run exited $rc"; }
 pids=$(rank_pids "$T/out2")
 [ -n "$pids" ] || fail "no rank pids in the second job's output"
 for p in $pids; do
