@@ -4,8 +4,12 @@
  * saves its registers: YMM for AVX, the opmask and both ZMM halves for
  * AVX-512, the tile state for AMX.
  */
+#include "config.h"
+
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/cpuid.h"
 
@@ -134,4 +138,16 @@ cpu_model_name(const struct cpu_info *ci, char *buf, size_t len)
 	snprintf(buf, len, "%s %d/%d", ci->brand[0] != '\0' ? ci->brand :
 	    ci->vendor[0] != '\0' ? ci->vendor : "unknown CPU", ci->family,
 	    ci->model);
+}
+
+int
+cpu_cores(void)
+{
+	cpu_set_t	 set;
+	long		 n;
+
+	if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+		return CPU_COUNT(&set);
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int)n : 1;
 }

@@ -37,5 +37,7 @@ const char	*cpu_feature_name(enum cpu_feature);
  * ("Intel(R) Xeon(R) Processor 6/167"), since a virtual machine's brand
  * may say no more than "Xeon". */
 void		 cpu_model_name(const struct cpu_info *c, char *buf, size_t len);
+/* The cores this process may run on (its affinity mask), at least 1. */
+int		 cpu_cores(void);
 
 #endif

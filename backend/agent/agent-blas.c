@@ -22,6 +22,7 @@
 #include <cblas.h>
 
 #include "lib/blas.h"
+#include "lib/cpuid.h"
 #include "backend/agent/agent.h"
 
 /* Seconds of sgemm a measurement takes, at 1024 x 1024. */
@@ -39,7 +40,7 @@ agent_blas_json(const struct agent *a)
 	blas_info(&bi);
 	o = json_pack("{s:s, s:s, s:s, s:s, s:i}", "library", bi.library,
 	    "kernel", bi.kernel, "by", by[bi.by], "cpu", bi.cpu, "cores",
-	    agent_cores());
+	    cpu_cores());
 	if (o == NULL)
 		return json_object();
 	if (bi.best[0] != '\0')

@@ -106,8 +106,6 @@ json_t	*agent_workers_json(const struct agent *);
 char	**agent_rank_envp(struct agent *, const json_t *launch,
 	    const json_t *env, bool program);
 void	agent_envp_free(char **);
-/* The cores this agent may run on (its affinity). */
-int	agent_cores(void);
 
 /* A rank of a program job (program.c): prepared from its launch before
  * the fork, exec'd in the child, then fed, commanded, ticked (the next

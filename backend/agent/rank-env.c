@@ -13,13 +13,12 @@
  * cluster's four local nodes of two slots do) or the operator's
  * environment or the job's env asks for more.
  */
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "lib/blas.h"
+#include "lib/cpuid.h"
 #include "lib/xmalloc.h"
 #include "backend/agent/agent.h"
 
@@ -52,18 +51,6 @@ rank_env_replaced(const json_t *env, const char *entry, bool program)
 	    env_is(entry, "HUNTER_NODE", 11));
 }
 
-int
-agent_cores(void)
-{
-	cpu_set_t	 set;
-	long		 n;
-
-	if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-		return CPU_COUNT(&set);
-	n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n > 0 ? (int)n : 1;
-}
-
 char **
 agent_rank_envp(struct agent *a, const json_t *launch, const json_t *env,
     bool program)
@@ -76,8 +63,8 @@ agent_rank_envp(struct agent *a, const json_t *launch, const json_t *env,
 	int		 threads;
 
 	/* launch_unpack required host_slots; without it, a slot a core. */
-	threads = blas_rank_threads(agent_cores(), json_is_integer(slots) ?
-	    (int)json_integer_value(slots) : agent_cores());
+	threads = blas_rank_threads(cpu_cores(), json_is_integer(slots) ?
+	    (int)json_integer_value(slots) : cpu_cores());
 	while (environ[n] != NULL)
 		n++;
 	e = xcalloc(n + json_object_size(env) + 5, sizeof *e);

@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +22,7 @@
 #include <unistd.h>
 
 #include "lib/clock.h"
+#include "lib/cpuid.h"
 #include "lib/errf.h"
 #include "lib/xmalloc.h"
 #include "backend/comm/comm-shm-internal.h"
@@ -183,16 +183,6 @@ shm_open_named(struct shm_group *g, const struct comm_store *cs,
 	return 0;
 }
 
-static int
-shm_cpus(void)
-{
-	cpu_set_t	set;
-
-	if (sched_getaffinity(0, sizeof set, &set) == 0)
-		return CPU_COUNT(&set);
-	return (int)sysconf(_SC_NPROCESSORS_ONLN);
-}
-
 struct shm_group *
 shm_join(int rank, int world, const int *global, int timeout_ms,
     const struct comm_store *cs, const char *key, char *err, size_t errlen)
@@ -216,7 +206,7 @@ shm_join(int rank, int world, const int *global, int timeout_ms,
 		    SHM_MAX_WORLD);
 		goto fail;
 	}
-	g->spin_max = world <= shm_cpus() ? SHM_SPIN : SHM_SPIN_CROWDED;
+	g->spin_max = world <= cpu_cores() ? SHM_SPIN : SHM_SPIN_CROWDED;
 	g->spin = g->spin_max;
 	if (rank == 0) {
 		if ((g->slot = shm_fit_slot(world)) == 0) {

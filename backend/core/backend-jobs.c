@@ -190,6 +190,12 @@ launch_order_of(struct backend *b, struct job_state *j, int r,
 		if (strcmp(ns->host, fn->spec->host) == 0)
 			l->host_slots += ns->cpu_slots + ns->cuda_slots;
 	}
+	/* And the job's ranks there: where they fill its cores, a rank
+	 * loads its batches itself (worker_data_inline). */
+	for (int i = 0; i < j->world; i++)
+		l->host_ranks += strcmp(b->fleet.nodes[j->ranks[i].node].spec->
+		    host, fn->spec->host) == 0;
+	l->have |= (uint64_t)1 << LAUNCH_F_host_ranks;
 	/* An adaptive batch: what sched_batch chose for this world. */
 	if (j->spec.train.batch.adaptive && j->prog == NULL) {
 		l->global_batch = j->gp.batch;

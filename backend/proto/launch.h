@@ -23,6 +23,7 @@
 	X(addr, STR, 256, REQ)		/* where it binds Gloo */	\
 	X(local_rank, INT, 0, REQ)	/* among the job's on its node */ \
 	X(host_slots, INT, 0, REQ)	/* of every node on its host */	\
+	X(host_ranks, INT, 0, OPT)	/* the job's ranks on its host */ \
 	X(spec_file, STR, SPEC_PATH_MAX, REQ)				\
 	X(spec_yaml, TEXT, 0, REQ)	/* the job file's text */	\
 	X(checkpoint_dir, STR, LAUNCH_DIR_MAX, REQ)			\

@@ -67,7 +67,7 @@ static const struct spec_field job_data[] = {
 	{ .key = "val", .type = SF_SAFEPATH, .off = J(data.val),
 	  .size = JS(data.val) },
 	{ .key = "prefetch", .type = SF_INT, .off = J(data.prefetch),
-	  .range = SR_GE1 },
+	  .range = SR_NONNEG },
 	{ NULL }
 };
 

@@ -100,7 +100,8 @@ struct loader_source {
 };
 
 /* Start a prefetch thread that yields this rank's micro-batches in order,
- * from (epoch, step) onwards, until end_epoch.  The samples of a step
+ * from (epoch, step) onwards, until end_epoch (prefetch 0: no thread,
+ * loader_next fills each itself).  The samples of a step
  * are a function of the seed and the global batch alone: an epoch's
  * permutation of the images, or token windows drawn for that step. */
 struct loader *loader_start(const struct loader_source *, uint64_t seed,

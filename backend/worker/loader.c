@@ -3,6 +3,12 @@
  * rank (epoch permutation, global batches, this rank's slices) and keeps
  * up to `prefetch` micro-batches ready in a ring, so the train loop only
  * waits when the data really cannot keep up.  That wait is measured.
+ * The thread refills a full ring only once half of it is used, and each
+ * side signals only when the other waits: a wake-up every few steps, not
+ * two a step, since a thread that wakes on a core the ranks fill stops
+ * one of them.  With prefetch 0 there is no thread: loader_next fills
+ * the batch itself (what train.c chooses where the job's ranks fill
+ * their host's cores), and its data wait is that filling.
  * Token windows are cut the same way: sample i of a global batch is the
  * window tokens_draw gives for (seed, step, i), so a rank's slice holds
  * the same windows at any world size.
@@ -44,6 +50,8 @@ struct loader {
 	int		 nslots;
 	int		 head, count;	/* count includes a held slot */
 	bool		 held, done, stop;
+	bool		 inline_fill;	/* no thread: loader_next fills */
+	bool		 producer_waits, consumer_waits;
 	int		 delay_ms;
 	pthread_mutex_t	 lock;
 	pthread_cond_t	 cond;
@@ -100,17 +108,40 @@ loader_fill(struct loader *l, struct batch *b)
 	}
 }
 
+/* The next micro-batch into s, and the position past it. */
+static void
+loader_produce(struct loader *l, struct slot *s)
+{
+	int	 delay = __atomic_load_n(&l->delay_ms, __ATOMIC_RELAXED);
+
+	if (delay > 0)
+		nanosleep(&(struct timespec){ delay / 1000,
+		    (delay % 1000) * 1000000L }, NULL);
+	loader_fill(l, &s->b);
+	if (++l->micro == l->accum) {
+		l->micro = 0;
+		if (++l->step == l->epoch_steps) {
+			l->step = l->skew = 0;
+			l->epoch_steps = l->steps_per_epoch;
+			l->epoch++;
+		}
+	}
+}
+
 static void *
 loader_main(void *arg)
 {
 	struct loader	*l = arg;
 	struct slot	*s;
-	int		 delay;
 
 	for (;;) {
 		pthread_mutex_lock(&l->lock);
-		while (l->count == l->nslots && !l->stop)
-			pthread_cond_wait(&l->cond, &l->lock);
+		if (l->count == l->nslots && !l->stop) {
+			l->producer_waits = true;
+			while (l->count > l->nslots / 2 && !l->stop)
+				pthread_cond_wait(&l->cond, &l->lock);
+			l->producer_waits = false;
+		}
 		if (l->stop || l->epoch >= l->end_epoch) {
 			l->done = true;
 			pthread_cond_broadcast(&l->cond);
@@ -120,23 +151,12 @@ loader_main(void *arg)
 		s = &l->slots[(l->head + l->count) % l->nslots];
 		pthread_mutex_unlock(&l->lock);
 
-		delay = __atomic_load_n(&l->delay_ms, __ATOMIC_RELAXED);
-		if (delay > 0)
-			nanosleep(&(struct timespec){ delay / 1000,
-			    (delay % 1000) * 1000000L }, NULL);
-		loader_fill(l, &s->b);
-		if (++l->micro == l->accum) {
-			l->micro = 0;
-			if (++l->step == l->epoch_steps) {
-				l->step = l->skew = 0;
-				l->epoch_steps = l->steps_per_epoch;
-				l->epoch++;
-			}
-		}
+		loader_produce(l, s);
 
 		pthread_mutex_lock(&l->lock);
 		l->count++;
-		pthread_cond_broadcast(&l->cond);
+		if (l->consumer_waits)
+			pthread_cond_broadcast(&l->cond);
 		pthread_mutex_unlock(&l->lock);
 	}
 }
@@ -170,7 +190,7 @@ loader_start(const struct loader_source *src, uint64_t seed, int global,
 	} else
 		l->perm = xmalloc((size_t)l->ds->n * sizeof *l->perm);
 	/* One slot more than prefetch: the consumer holds one while it trains. */
-	l->nslots = (prefetch < 1 ? 1 : prefetch) + 1;
+	l->nslots = (prefetch < 0 ? 0 : prefetch) + 1;
 	l->slots = xcalloc((size_t)l->nslots, sizeof *l->slots);
 	for (int i = 0; i < l->nslots; i++) {
 		struct batch *b = &l->slots[i].b;
@@ -186,7 +206,9 @@ loader_start(const struct loader_source *src, uint64_t seed, int global,
 	}
 	pthread_mutex_init(&l->lock, NULL);
 	pthread_cond_init(&l->cond, NULL);
-	pthread_create(&l->thread, NULL, loader_main, l);
+	l->inline_fill = prefetch <= 0;
+	if (!l->inline_fill)
+		pthread_create(&l->thread, NULL, loader_main, l);
 	return l;
 }
 
@@ -202,16 +224,29 @@ loader_next(struct loader *l, double *wait_s)
 	const struct batch *b = NULL;
 	double		 t0;
 
+	if (l->inline_fill) {
+		if (l->stop || l->epoch >= l->end_epoch)
+			return NULL;
+		t0 = clock_mono();
+		loader_produce(l, &l->slots[0]);
+		if (wait_s != NULL)
+			*wait_s += clock_mono() - t0;
+		return &l->slots[0].b;
+	}
 	pthread_mutex_lock(&l->lock);
 	if (l->held) {
 		l->head = (l->head + 1) % l->nslots;
 		l->count--;
 		l->held = false;
-		pthread_cond_broadcast(&l->cond);
+		if (l->producer_waits && l->count <= l->nslots / 2)
+			pthread_cond_broadcast(&l->cond);
 	}
 	t0 = clock_mono();
-	while (l->count == 0 && !l->done)
+	while (l->count == 0 && !l->done) {
+		l->consumer_waits = true;
 		pthread_cond_wait(&l->cond, &l->lock);
+	}
+	l->consumer_waits = false;
 	if (wait_s != NULL)
 		*wait_s += clock_mono() - t0;
 	if (l->count > 0) {
@@ -231,7 +266,8 @@ loader_stop(struct loader *l)
 	l->stop = true;
 	pthread_cond_broadcast(&l->cond);
 	pthread_mutex_unlock(&l->lock);
-	pthread_join(l->thread, NULL);
+	if (!l->inline_fill)
+		pthread_join(l->thread, NULL);
 	for (int i = 0; i < l->nslots; i++) {
 		free(l->slots[i].b.x);
 		free(l->slots[i].b.y);

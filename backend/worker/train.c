@@ -457,14 +457,17 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	train_data_source(&t, &src);
 	t.loader = loader_start(&src, cfg->job->train.seed,
 	    cfg->job->train.batch.global, cfg->world, cfg->rank, t.accum,
-	    cfg->job->data.prefetch, t.epoch, t.step_in_epoch, end_epoch);
+	    cfg->data_inline ? 0 : cfg->job->data.prefetch, t.epoch,
+	    t.step_in_epoch, end_epoch);
 	loader_set_delay_ms(t.loader, cfg->slow_data_ms);
 	train_event(&t, EV_STARTED, "%s: %s, %zu parameters, micro-batch %d x "
-	    "accum %d x %d ranks, %s%s%.0d", cfg->job->name,
+	    "accum %d x %d ranks, %s%s%.0d%s", cfg->job->name,
 	    t.model->type->name, t.model->n_params, t.micro, t.accum,
 	    cfg->world, train_exchange_said(&t, said, sizeof said),
 	    t.ovl != NULL ? ", the exchange overlapped, buckets: " : "",
-	    train_overlap_buckets(&t));	/* %.0d: nothing for 0 */
+	    train_overlap_buckets(&t),	/* %.0d: nothing for 0 */
+	    cfg->data_inline || cfg->job->data.prefetch == 0 ? ", batches "
+	    "loaded by the rank itself (no prefetch thread)" : "");
 
 	train_summary_state(sum, "finished");
 	while (t.epoch < end_epoch && !stopped) {

@@ -100,6 +100,7 @@ struct train_config {
 	int		 slow_ms;		/* --inject slow=MS: per step */
 	long		 leak_bytes;		/* --inject leak=BYTES: per step */
 	long		 crash_at;		/* --inject crash-at=STEP; 0 = no */
+	bool		 data_inline;		/* no prefetch thread (loader.c) */
 };
 
 /* Run the job to its end (or a stop).  Returns 0, or -1 with err set. */

@@ -7,7 +7,13 @@
 #  - the embedded cluster, 8 slots on this machine: 1 (at least one);
 #  - a program job's env sets OPENBLAS_NUM_THREADS: that wins, and
 #    OMP_NUM_THREADS still comes from the agent;
-#  - the worker's started event and a program's own environment agree.
+#  - the worker's started event and a program's own environment agree;
+#  - where the job's ranks on a host are as many as its cores, each loads
+#    its batches itself, with no prefetch thread, and says so in its
+#    started event: a 2-rank job of the embedded cluster does on a
+#    2-core machine, a 1-rank job does not (unless the machine has one
+#    core), nor does one whose spec keeps the thread on a host with cores
+#    spare; data.prefetch: 0 asks for it on any host.
 # Each run has agents of its own (a fresh state directory).
 . "$SRCDIR/tests/integration/lib.sh"
 . "$SRCDIR/tests/integration/program-lib.sh"
@@ -47,6 +53,11 @@ run() {
 run w-one "$T/j.yaml" --cluster "$T/one.yaml"
 run w-two "$T/j.yaml" --cluster "$T/two.yaml"
 run w-default "$T/j.yaml"
+sed 's/ranks: 1/ranks: 2/; s/micro: 32/micro: 16/' "$T/j.yaml" > "$T/j2.yaml"
+sed 's/prefetch: 4/prefetch: 0/' "$T/j.yaml" > "$T/j0.yaml"
+grep -q 'prefetch: 0' "$T/j0.yaml" || fail "no prefetch in the small job"
+run w-two-ranks "$T/j2.yaml"
+run w-prefetch0 "$T/j0.yaml"
 run p-one "$T/show.yaml" --cluster "$T/one.yaml"
 run p-default "$T/show.yaml"
 run p-own "$T/own.yaml" --cluster "$T/one.yaml"
@@ -73,5 +84,18 @@ assert got["w-default"] == 1, got
 assert got["p-one"] == "threads %d omp %d" % (cores, cores), got
 assert got["p-default"] == "threads 1 omp 1", got
 assert got["p-own"] == "threads 3 omp %d" % cores, got
+def inline(label):
+    said = [x["reason"] for x in frames(label) if x["t"] == "event" and
+            x["kind"] == "started"]
+    assert said, label
+    return ["loaded by the rank itself" in r for r in said]
+loads = {k: inline(k) for k in ("w-one", "w-two", "w-default",
+                                "w-two-ranks", "w-prefetch0")}
+print("batches loaded by the rank itself: %s" % loads)
+assert loads["w-two-ranks"] == [2 >= cores] * 2, loads
+assert loads["w-default"] == [1 >= cores], loads
+assert loads["w-two"] == [1 >= cores], loads
+assert loads["w-one"] == [1 >= cores], loads
+assert loads["w-prefetch0"] == [True], loads
 PYEOF
-pass "each rank runs the node's cores over its machine's slots, unless its environment says"
+pass "each rank runs the node's cores over its machine's slots, unless its environment says; ranks that fill the cores load their own batches"

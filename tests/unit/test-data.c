@@ -317,7 +317,8 @@ t_permutation(void **state)
 }
 
 /* Every rank's slices of each step, concatenated, are the one-rank batch;
- * and a loader started mid-way yields what a running one would. */
+ * and a loader started mid-way, one with no thread (prefetch 0), yields
+ * what a running one would. */
 static void
 t_loader_order(void **state)
 {
@@ -336,8 +337,9 @@ t_loader_order(void **state)
 	    .steps_per_epoch = ds.n / 20 }, 9, 20, 2, 0, 2, 3, 0, 0, 2);
 	ranks[1] = loader_start(&(struct loader_source){ .images = &ds,
 	    .steps_per_epoch = ds.n / 20 }, 9, 20, 2, 1, 2, 1, 0, 0, 2);
+	/* With prefetch 0: no thread, the same batches. */
 	mid = loader_start(&(struct loader_source){ .images = &ds,
-	    .steps_per_epoch = ds.n / 20 }, 9, 20, 1, 0, 1, 2, 1, 2, 2);
+	    .steps_per_epoch = ds.n / 20 }, 9, 20, 1, 0, 1, 0, 1, 2, 2);
 	for (int step = 0; step < 10; step++) {
 		int n = 0;
 
