@@ -28,7 +28,18 @@
  * layer in front must not push it past the global k-th), and the
  * candidates so far are filtered again, so one pass still suffices.  An
  * overshoot is then cut to the top k of the candidates.
+ *
+ * Exact top-k of a small k first guesses: the 16th largest key of 1024
+ * entries, one every n / 1024, or the one that aims at 4k candidates
+ * where that is lower, and one collecting pass.  When it gathers at
+ * least k and at most n / 16 they are the candidates, and the histogram
+ * pass is spared; otherwise (a sample that lands badly) the histogram
+ * runs as above.  The result is the same either way: the top k of the
+ * candidates, ties to the lower index.  On the mlp's 270K floats at
+ * k = 270 the selection took 0.091 ms with the histogram, 0.03-0.05 ms
+ * so.
  */
+#include <stdint.h>
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -39,6 +50,10 @@
 
 #define CMP_KEYS	1024	/* a boundary bin this small is copied out */
 #define CMP_TOPK_DIV	16	/* top-k collects up to n / 16 candidates */
+#define CMP_GUESS	1024	/* entries the first guess samples */
+#define CMP_GUESS_MIN	(16 * CMP_GUESS)	/* and the n it starts at */
+#define CMP_GUESS_AIM	4	/* candidates it aims at, times k */
+#define CMP_GUESS_RANK	16	/* but never above the sample's 16th */
 
 /* The k-th largest key of a set, and how many keys equal to it the top k
  * take (the rest are above it). */
@@ -263,6 +278,45 @@ cmp_emit_bits(uint32_t *idx, size_t c, const float *x, uint64_t bits,
 	return c;
 }
 
+/* Append every i in [0, n) whose key is >= t while they are at most
+ * lim; SIZE_MAX once they are more (idx needs room for lim + CMP_BLOCK). */
+static size_t
+cmp_collect_upto(uint32_t *idx, const float *x, size_t n, uint32_t t,
+    size_t lim)
+{
+	size_t	c = 0, i;
+
+	for (i = 0; i + CMP_BLOCK <= n; i += CMP_BLOCK) {
+		c = cmp_bits(idx, c, cmp_mask(x + i, t), i);
+		if (c > lim)
+			return SIZE_MAX;
+	}
+	c = cmp_bits(idx, c, cmp_mask_tail(x + i, n - i, t), i);
+	return c > lim ? SIZE_MAX : c;
+}
+
+/* The sampled guess (see the top): the candidates at or above the
+ * CMP_GUESS_RANK-th largest key of the strided sample, when they are at
+ * least k and fit, else 0 and the histogram decides. */
+static size_t
+cmp_topk_guess(uint32_t *idx, const float *x, size_t n, size_t k)
+{
+	float		 sample[CMP_GUESS];
+	size_t		 lim = cmp_topk_lim(n, k), aim = CMP_GUESS_AIM * k, r, m;
+
+	if (n < CMP_GUESS_MIN || aim > lim)
+		return 0;
+	for (size_t j = 0; j < CMP_GUESS; j++)
+		sample[j] = x[j * (n / CMP_GUESS)];
+	r = (aim * CMP_GUESS + n - 1) / n;
+	r = r < CMP_GUESS_RANK ? CMP_GUESS_RANK : r;
+	m = cmp_collect_upto(idx, x, n, cmp_kth(sample, NULL, CMP_GUESS,
+	    r).key, lim);
+	if (m == SIZE_MAX || m < k)
+		return 0;
+	return cmp_emit(idx, x, m, cmp_kth(x, idx, m, k));
+}
+
 size_t
 compress_topk(uint32_t *idx, const float *x, size_t n, size_t k)
 {
@@ -277,6 +331,8 @@ compress_topk(uint32_t *idx, const float *x, size_t n, size_t k)
 	}
 	if (k == 0)
 		return 0;
+	if ((m = cmp_topk_guess(idx, x, n, k)) != 0)
+		return m;
 	/* Four histograms, so that runs of one bin do not wait on each
 	 * other's increments. */
 	for (i = 0; i + 4 <= n; i += 4) {

@@ -245,7 +245,9 @@ tc_by_index(const void *a, const void *b)
  * in [8, 8.5), gaussian noise below.  The candidate buffer holds 4375
  * (n / 16; the sampled threshold's limit, 4k, is 4000): 4200 of the bin
  * in 3 (the bin alone fits the buffer, not with the loud ones), 41300 in
- * 4 (not even alone), 3500 in 5 (the two fit, past 4k). */
+ * 4 (not even alone), 3500 in 5 (the two fit, past 4k).  6 and 7 defeat
+ * the first guess (compress.h): the entries it samples are loud in 6, so
+ * it collects fewer than k, and silent in 7, so it collects all of x. */
 static void
 tc_topk_case(size_t n, size_t k, int kind)
 {
@@ -262,6 +264,10 @@ tc_topk_case(size_t n, size_t k, int kind)
 			    20);
 		else if (kind == 2)
 			x[i] = -3.0f;
+		else if (kind >= 6)	/* the guess's sample: loud, silent */
+			x[i] = i % (n / 1024) != 0 || i >= 1024 * (n / 1024) ?
+			    tc_gauss() : kind == 6 ? 100.0f + (float)(i % 7) :
+			    0.0f;
 		else if (i % 100 == 0)
 			x[i] = 64.0f + (float)(i % 3);
 		else if ((int)(i % 100) <= (kind == 3 ? 6 : kind == 5 ? 5 :
@@ -305,6 +311,8 @@ t_topk(void **state)
 	tc_topk_case(70001, 1000, 3);
 	tc_topk_case(70001, 1000, 4);
 	tc_topk_case(70001, 1000, 5);
+	tc_topk_case(70001, 1000, 6);
+	tc_topk_case(70001, 1000, 7);
 	assert_int_equal(compress_topk(idx, x, 6, 0), 0);
 	/* NaN ranks above infinity. */
 	assert_int_equal(compress_topk(idx, x, 6, 2), 2);
