@@ -247,7 +247,7 @@ tc_by_index(const void *a, const void *b)
  * in 3 (the bin alone fits the buffer, not with the loud ones), 41300 in
  * 4 (not even alone), 3500 in 5 (the two fit, past 4k).  6 and 7 defeat
  * the first guess (compress.h): the entries it samples are loud in 6, so
- * it collects fewer than k, and silent in 7, so it collects all of x. */
+ * it collects fewer than k, and silent in 7, so it collects past n / 16. */
 static void
 tc_topk_case(size_t n, size_t k, int kind)
 {
