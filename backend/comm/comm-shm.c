@@ -79,7 +79,8 @@ shm_reduce(float *out, float *own, const float *const *src, int nsrc,
 		for (int q = 2; q < nsrc; q++)
 			shm_add(tmp, src[q] + i, m);
 		memcpy(out + i, tmp, m * sizeof *tmp);
-		memcpy(own + i, tmp, m * sizeof *tmp);
+		if (own != out)
+			memcpy(own + i, tmp, m * sizeof *tmp);
 	}
 }
 
