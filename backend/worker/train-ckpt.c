@@ -72,11 +72,13 @@ train_checkpoint(struct trainer *t, char *err, size_t errlen, int collective)
 	size_t		 each = 0;
 	int		 rc = 0;
 	char		 path[4096];
+	double		 at;
 
 	if (t->cfg->checkpoint_dir == NULL || *t->cfg->checkpoint_dir == '\0' ||
 	    t->last_ckpt == t->step)
 		return 0;
 	t->last_ckpt = t->step;
+	at = train_prof_mark(t, TP_CKPT_GATHER, 0);
 	if (collective && t->comp != NULL &&
 	    (states = train_gather_compressor(t, &each, err, errlen)) == NULL)
 		return -1;
@@ -93,6 +95,8 @@ train_checkpoint(struct trainer *t, char *err, size_t errlen, int collective)
 			return -1;
 		}
 	}
+	if (collective && (t->comp != NULL || t->zero))
+		at = train_prof_mark(t, TP_CKPT_GATHER, at);
 	if (t->cfg->rank != 0) {
 		free(states);
 		return 0;
@@ -115,6 +119,7 @@ train_checkpoint(struct trainer *t, char *err, size_t errlen, int collective)
 	    err, errlen) != 0)
 		rc = -1;
 	else {
+		train_prof_mark(t, TP_CKPT_WRITE, at);
 		snprintf(t->last_path, sizeof t->last_path, "%s", path);
 		train_event(t, EV_CHECKPOINT, "step %ld: %s", t->step, t->last_path);
 		if (train_data_config(t, t->cfg->checkpoint_dir, err,

@@ -33,11 +33,12 @@ struct train_eval {
 	int		 has_acc;
 };
 
-/* The phases of a step HUNTER_PROFILE times (train-profile.c). */
+/* The phases of a step HUNTER_PROFILE times (train-profile.c), and
+ * the two of a checkpoint. */
 enum train_phase {
 	TP_DATA, TP_COMPUTE, TP_ENCODE, TP_GATHER_HDR, TP_GATHER_DATA,
 	TP_ALLREDUCE, TP_REDUCE_SCATTER, TP_DECODE, TP_PARAM_GATHER,
-	TP_UPDATE, TP_COUNT
+	TP_UPDATE, TP_CKPT_GATHER, TP_CKPT_WRITE, TP_COUNT
 };
 
 struct train_prof {

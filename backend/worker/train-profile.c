@@ -5,7 +5,10 @@
  * encoding, each collective call, the decoding, the update -- and the
  * rank prints, as it ends, each phase's mean, median and 90th percentile
  * a step on stderr (its log): where a step's time goes, measured, for
- * bench/slow-link.  Off, it costs a branch a phase.
+ * bench/slow-link.  A checkpoint's two phases, outside the steps, are
+ * rows of their own, a checkpoint each: the gather of every rank's
+ * compressor state (and of ZeRO-1's shards), which crosses the network
+ * between hosts, and rank 0's write.  Off, it costs a branch a phase.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +31,8 @@ static const char *const prof_names[TP_COUNT] = {
 	[TP_DECODE] = "decoding",
 	[TP_PARAM_GATHER] = "allgatherv of parameters (ZeRO-1)",
 	[TP_UPDATE] = "update and the rest",
+	[TP_CKPT_GATHER] = "checkpoint, gathering its state",
+	[TP_CKPT_WRITE] = "checkpoint, writing it (rank 0)",
 };
 
 void
@@ -88,7 +93,7 @@ train_prof_print(struct trainer *t)
 	if (!tp->on)
 		return;
 	fprintf(stderr, "profile of rank %d, ms a step (mean, median, 90th "
-	    "percentile):\n", t->cfg->rank);
+	    "percentile; a checkpoint's rows, a checkpoint):\n", t->cfg->rank);
 	for (int p = 0; p < TP_COUNT; p++) {
 		long	 kept = tp->n[p] < PROF_KEEP ? tp->n[p] : PROF_KEEP;
 

@@ -11,7 +11,10 @@
 # comes in the first step (no slot yet) and in few others.  A dense
 # 2-rank job with train.zero: 1 shows its reduce-scatter, the allreduce
 # of the step's few extra sums and the allgatherv of the parameters, the
-# update row without the gather, and adds up the same way.  The model is
+# update row without the gather, and adds up the same way.  Each also
+# shows its one checkpoint, the final one, as rows of their own outside
+# the steps' sum: the gather of its state on every rank, the write on
+# rank 0 alone.  The model is
 # wide (two 1024 layers) so that a step takes milliseconds: with the
 # small job's 0.1 ms steps the ranks' start-up skew (one rank waiting in
 # its first collective for the other) was a third of the whole and the
@@ -55,14 +58,24 @@ for path, want, again in cases:
         start = [i for i, l in enumerate(text)
                  if l.startswith("profile of rank %d" % r)]
         assert start, (r, text[-5:])
-        rows = {}
-        for l in text[start[0] + 1:start[0] + 2 + len(want)]:
+        rows, ckpt = {}, {}
+        for l in text[start[0] + 1:]:
             m = re.match(r"\s+(.*?)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)"
                          r"\s+\((\d+)\)$", l)
-            if m:
-                rows[m.group(1)] = (float(m.group(2)), int(m.group(5)))
-        print("%s rank %d: %s; step %.3f ms" % (path, r, rows, step_ms))
+            if not m:
+                break
+            row = (float(m.group(2)), int(m.group(5)))
+            if m.group(1).startswith("checkpoint, "):
+                ckpt[m.group(1)] = row
+            else:
+                rows[m.group(1)] = row
+        print("%s rank %d: %s %s; step %.3f ms" % (path, r, rows, ckpt,
+                                                   step_ms))
         assert sorted(k for k in rows if k != again) == sorted(want), rows
+        # The final checkpoint, the only one: every rank gathers the
+        # compressor state (ZeRO-1's shards), rank 0 alone writes.
+        assert ckpt.get("checkpoint, gathering its state", (0, 0))[1] == 1, ckpt
+        assert ("checkpoint, writing it (rank 0)" in ckpt) == (r == 0), ckpt
         assert all(rows[k][1] == s["steps"] for k in want), (rows, s["steps"])
         if again is not None:
             assert 1 <= rows[again][1] <= s["steps"] // 10, rows[again]
