@@ -34,6 +34,12 @@ struct comm_backend {
 	/* May be NULL: comm.c then allreduces the whole buffer. */
 	int	 (*reduce_scatter_f32)(void *, float *buf, size_t n,
 		    const size_t *counts, char *err, size_t errlen);
+	/* Transfers in the background (comm.h); NULL, or has_xfer false,
+	 * where the backend has none. */
+	int	 (*has_xfer)(void *);
+	void	*(*xfer_start)(void *, void *buf, size_t len, int peer,
+		    int send, uint32_t tag, char *err, size_t errlen);
+	int	 (*xfer_wait)(void *, void *xfer, char *err, size_t errlen);
 };
 
 extern const struct comm_backend comm_backend_gloo;

@@ -353,6 +353,104 @@ gloo_barrier(void *g, char *err, size_t errlen)
 }
 
 /*
+ * Transfers in the background (comm.h): an unbound buffer over the
+ * caller's bytes, sent or received under a slot of a prefix that none of
+ * Gloo's collectives use (gloo/types.h has 0x01 to 0x08), so they never
+ * meet a collective's messages; Gloo's device thread moves the bytes.
+ * The collectives' tag counter is left alone: ranks post different
+ * numbers of transfers, and every rank must name each collective alike.
+ */
+#define GLOO_XFER_PREFIX	0x48
+
+struct gloo_xfer {
+	std::unique_ptr<gloo::transport::UnboundBuffer>	buf;
+	bool						send;
+	int						peer;
+	size_t						len;
+};
+
+static int
+gloo_has_xfer(void *g)
+{
+	return ((struct comm_gloo *)g)->world > 1;
+}
+
+/* Keep what Gloo threw as the group's failure, and say it after what. */
+static void
+gloo_xfer_failed(struct comm_gloo *c, const gloo_xfer &x, const char *e,
+    char *err, size_t errlen)
+{
+	if (c->failed.empty())
+		c->failed = e;
+	errf(err, errlen, "%s of %zu bytes %s rank %d: %s", x.send ? "send" :
+	    "receive", x.len, x.send ? "to" : "from", x.peer, e);
+}
+
+static void *
+gloo_xfer_start(void *g, void *buf, size_t len, int peer, int send,
+    uint32_t tag, char *err, size_t errlen)
+{
+	struct comm_gloo		*c = (struct comm_gloo *)g;
+	std::unique_ptr<gloo_xfer>	 x(new (std::nothrow) gloo_xfer());
+
+	if (!x) {
+		errf(err, errlen, "transfer: out of memory");
+		return nullptr;
+	}
+	x->send = send != 0;
+	x->peer = peer;
+	x->len = len;
+	if (!c->failed.empty()) {
+		errf(err, errlen, "%s of %zu bytes: group failed earlier (%s)",
+		    send ? "send" : "receive", len, c->failed.c_str());
+		return nullptr;
+	}
+	try {
+		uint64_t slot = gloo::Slot::build(GLOO_XFER_PREFIX, tag);
+
+		x->buf = c->ctx->createUnboundBuffer(buf, len);
+		if (x->send)
+			x->buf->send(peer, slot);
+		else
+			x->buf->recv(peer, slot);
+	} catch (const std::exception &e) {
+		gloo_xfer_failed(c, *x, e.what(), err, errlen);
+		return nullptr;
+	} catch (...) {
+		gloo_xfer_failed(c, *x, "unknown exception", err, errlen);
+		return nullptr;
+	}
+	return x.release();
+}
+
+/* False from a wait is an abort, which nothing here asks for: a failure
+ * too.  The buffer goes after the wait either way: Gloo's pairs hold it
+ * only weakly. */
+static int
+gloo_xfer_wait(void *g, void *p, char *err, size_t errlen)
+{
+	struct comm_gloo		*c = (struct comm_gloo *)g;
+	std::unique_ptr<gloo_xfer>	 x((gloo_xfer *)p);
+	bool				 done = false;
+
+	try {
+		done = x->send ? x->buf->waitSend(ms(c->timeout_ms)) :
+		    x->buf->waitRecv(ms(c->timeout_ms));
+	} catch (const std::exception &e) {
+		gloo_xfer_failed(c, *x, e.what(), err, errlen);
+		return -1;
+	} catch (...) {
+		gloo_xfer_failed(c, *x, "unknown exception", err, errlen);
+		return -1;
+	}
+	if (!done) {
+		gloo_xfer_failed(c, *x, "aborted", err, errlen);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * The context goes first: its pairs hold the device, whose loop thread
  * stops when the last of them lets go.
  */
@@ -370,5 +468,6 @@ gloo_destroy(void *g)
 
 extern "C" const struct comm_backend comm_backend_gloo = {
 	"gloo", "host", gloo_init, gloo_allreduce_f32, gloo_allgatherv,
-	gloo_broadcast, gloo_barrier, gloo_destroy,
+	gloo_broadcast, gloo_barrier, gloo_destroy, nullptr, gloo_has_xfer,
+	gloo_xfer_start, gloo_xfer_wait,
 };

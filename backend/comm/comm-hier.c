@@ -408,7 +408,42 @@ hier_destroy(void *p)
 	free(h);
 }
 
+/* Transfers in the background only where nobody shares a host: the
+ * group is then Gloo's alone, of the same ranks. */
+static int
+hier_has_xfer(void *p)
+{
+	struct hier	*h = p;
+
+	return h->shm == NULL && h->gloo != NULL && h->world > 1 &&
+	    h->failed[0] == '\0';
+}
+
+static void *
+hier_xfer_start(void *p, void *buf, size_t len, int peer, int send,
+    uint32_t tag, char *err, size_t errlen)
+{
+	struct hier	*h = p;
+
+	if (!hier_has_xfer(h)) {
+		errf(err, errlen, "transfer: ranks share a host, or the group "
+		    "failed");
+		return NULL;
+	}
+	return comm_backend_gloo.xfer_start(h->gloo, buf, len, peer, send,
+	    tag, err, errlen);
+}
+
+static int
+hier_xfer_wait(void *p, void *x, char *err, size_t errlen)
+{
+	struct hier	*h = p;
+
+	return comm_backend_gloo.xfer_wait(h->gloo, x, err, errlen);
+}
+
 const struct comm_backend comm_backend_auto = {
 	"auto", "host", hier_init, hier_allreduce, hier_allgatherv,
 	hier_broadcast, hier_barrier, hier_destroy, hier_reduce_scatter,
+	hier_has_xfer, hier_xfer_start, hier_xfer_wait,
 };

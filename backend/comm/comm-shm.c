@@ -331,4 +331,5 @@ shmb_destroy(void *p)
 const struct comm_backend comm_backend_shm = {
 	"shm", "host", shmb_init, shmb_allreduce, shmb_allgatherv,
 	shmb_broadcast, shmb_barrier, shmb_destroy, shmb_reduce_scatter,
+	NULL, NULL, NULL,	/* no transfers in the background: no need */
 };

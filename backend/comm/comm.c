@@ -135,6 +135,37 @@ comm_barrier(struct comm *c, char *err, size_t errlen)
 	return c->be->barrier(c->impl, err, errlen);
 }
 
+int
+comm_has_xfer(const struct comm *c)
+{
+	return c->world > 1 && c->be->has_xfer != NULL &&
+	    c->be->has_xfer(c->impl);
+}
+
+struct comm_xfer *
+comm_xfer_start(struct comm *c, void *buf, size_t len, int peer, int send,
+    uint32_t tag, char *err, size_t errlen)
+{
+	if (!comm_has_xfer(c)) {
+		errf(err, errlen, "comm backend %s: no transfers in the "
+		    "background here", c->be->name);
+		return NULL;
+	}
+	if (peer < 0 || peer >= c->world || peer == c->rank) {
+		errf(err, errlen, "transfer %s rank %d: not another rank of a "
+		    "world of %d", send ? "to" : "from", peer, c->world);
+		return NULL;
+	}
+	return c->be->xfer_start(c->impl, buf, len, peer, send, tag, err,
+	    errlen);
+}
+
+int
+comm_xfer_wait(struct comm *c, struct comm_xfer *x, char *err, size_t errlen)
+{
+	return c->be->xfer_wait(c->impl, x, err, errlen);
+}
+
 void
 comm_destroy(struct comm *c)
 {

@@ -76,6 +76,25 @@ int	comm_allgatherv(struct comm *, const void *in, void *out,
 int	comm_broadcast(struct comm *, void *buf, size_t len, int root,
 	    char *err, size_t errlen);
 int	comm_barrier(struct comm *, char *err, size_t errlen);
+
+/*
+ * A transfer in the background: len bytes of buf to rank peer (send) or
+ * from it into buf (receive), which the backend's transport moves while
+ * the caller goes on; comm_xfer_wait blocks until it is done, and frees
+ * it whatever it returns.  A send and its receive name the same tag and
+ * length; buf must stay until the wait.  Collectives may run while one
+ * is in flight (they keep their own tags).  Only where comm_has_xfer
+ * says so: Gloo, and "auto" while no two ranks share a host (shared
+ * memory has no need of them); elsewhere start fails with err set.  A
+ * failed transfer fails the group, as a failed collective does.
+ */
+struct comm_xfer;
+
+int	comm_has_xfer(const struct comm *);
+struct comm_xfer *comm_xfer_start(struct comm *, void *buf, size_t len,
+	    int peer, int send, uint32_t tag, char *err, size_t errlen);
+int	comm_xfer_wait(struct comm *, struct comm_xfer *, char *err,
+	    size_t errlen);
 void	comm_destroy(struct comm *);
 
 int	comm_rank(const struct comm *);

@@ -150,6 +150,8 @@ static const struct spec_field job_checkpoint[] = {
 	  .range = SR_GE1 },
 	{ .key = "dir", .type = SF_SAFEPATH, .off = J(checkpoint.dir),
 	  .size = JS(checkpoint.dir) },
+	{ .key = "background", .type = SF_BOOL,
+	  .off = J(checkpoint.background) },
 	{ NULL }
 };
 
@@ -241,6 +243,7 @@ spec_job_defaults(struct job_spec *j)
 	j->compression.warmup_density = 0.25;
 	j->checkpoint.every_steps = 200;
 	j->checkpoint.keep = 3;
+	j->checkpoint.background = true;
 	j->policy.low_util = 0.5;
 	j->policy.low_util_for_s = 60;
 	j->policy.heartbeat_timeout_s = 10;

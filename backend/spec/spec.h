@@ -139,6 +139,9 @@ struct job_spec {
 		int	every_steps;		/* 200; >= 0 (0 = only at end) */
 		int	keep;			/* 3; >= 1 */
 		char	dir[SPEC_PATH_MAX];	/* "" = under the state dir */
+		bool	background;		/* true: every_steps' gather
+						 * of the ranks' compressor
+						 * states runs under the steps */
 	} checkpoint;
 
 	struct {

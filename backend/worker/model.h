@@ -16,8 +16,10 @@
 #include "backend/worker/layer.h"
 
 /* Floats after the gradients in the grads buffer, where the train loop
- * carries control values through the same exchange as the gradients. */
-#define MODEL_GRAD_EXTRA 5
+ * carries control values through the same exchange as the gradients
+ * (the loss, the controls, the adaptive schedule's norm, a checkpoint's
+ * vote: train.c, train-internal.h). */
+#define MODEL_GRAD_EXTRA 6
 
 /* A named tensor inside the parameter buffer, for checkpoints. */
 struct tensor_info {

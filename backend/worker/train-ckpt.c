@@ -46,14 +46,8 @@ train_gather_compressor(struct trainer *t, size_t *each, char *err,
 	return all;
 }
 
-/*
- * Write a checkpoint of this step (rank 0 writes; every rank takes part
- * when `collective`, since the compressor state is gathered).  Every rank
- * reaches the same decision, so the gather never waits for a rank that
- * skips it.
- */
-int
-train_checkpoint(struct trainer *t, char *err, size_t errlen, int collective)
+struct ckpt_meta
+train_ckpt_meta(const struct trainer *t)
 {
 	/* The loader position after the last step of an epoch is the
 	 * start of the next one. */
@@ -65,19 +59,57 @@ train_checkpoint(struct trainer *t, char *err, size_t errlen, int collective)
 		.seed = t->job->train.seed,
 		.world = t->cfg->world, .micro = t->micro, .accum = t->accum,
 		.global = t->job->train.batch.global, .samples = train_data_samples(t),
+		.run = t->cfg->run,
 	};
+
+	snprintf(cm.job, sizeof cm.job, "%s", t->job->name);
+	return cm;
+}
+
+int
+train_ckpt_write(struct trainer *t, const struct model *m,
+    const struct optimizer *o, struct ckpt_meta *cm, char *err,
+    size_t errlen)
+{
+	char	 path[4096];
+	double	 at = train_prof_mark(t, TP_CKPT_WRITE, 0);
+
+	if (checkpoint_write(t->cfg->checkpoint_dir, t->job->checkpoint.keep,
+	    m, o, cm, path, sizeof path, err, errlen) != 0)
+		return -1;
+	train_prof_mark(t, TP_CKPT_WRITE, at);
+	snprintf(t->last_path, sizeof t->last_path, "%s", path);
+	train_event(t, EV_CHECKPOINT, "step %ld: %s", cm->step, t->last_path);
+	return train_data_config(t, t->cfg->checkpoint_dir, err, errlen);
+}
+
+/*
+ * Write a checkpoint of this step (rank 0 writes; every rank takes part
+ * when `collective`, since the compressor state is gathered).  Every rank
+ * reaches the same decision, so the gather never waits for a rank that
+ * skips it.  One in the background goes first: finished with the group,
+ * dropped without it.
+ */
+int
+train_checkpoint(struct trainer *t, char *err, size_t errlen, int collective)
+{
+	struct ckpt_meta cm;
 	struct ckpt_blob *blobs = NULL;
 	struct optimizer *full = NULL;
 	uint8_t		*states = NULL;
 	size_t		 each = 0;
-	int		 rc = 0;
-	char		 path[4096];
+	int		 rc;
 	double		 at;
 
+	if (t->bg != NULL && !collective)
+		train_ckpt_bg_drop(t);
+	else if (t->bg != NULL && train_ckpt_bg_finish(t, err, errlen) != 0)
+		return -1;
 	if (t->cfg->checkpoint_dir == NULL || *t->cfg->checkpoint_dir == '\0' ||
 	    t->last_ckpt == t->step)
 		return 0;
 	t->last_ckpt = t->step;
+	cm = train_ckpt_meta(t);
 	at = train_prof_mark(t, TP_CKPT_GATHER, 0);
 	if (collective && t->comp != NULL &&
 	    (states = train_gather_compressor(t, &each, err, errlen)) == NULL)
@@ -96,7 +128,7 @@ train_checkpoint(struct trainer *t, char *err, size_t errlen, int collective)
 		}
 	}
 	if (collective && (t->comp != NULL || t->zero))
-		at = train_prof_mark(t, TP_CKPT_GATHER, at);
+		train_prof_mark(t, TP_CKPT_GATHER, at);
 	if (t->cfg->rank != 0) {
 		free(states);
 		return 0;
@@ -112,24 +144,25 @@ train_checkpoint(struct trainer *t, char *err, size_t errlen, int collective)
 		cm.blobs = blobs;
 		cm.nblobs = t->cfg->world;
 	}
-	snprintf(cm.job, sizeof cm.job, "%s", t->job->name);
-	cm.run = t->cfg->run;
-	if (checkpoint_write(t->cfg->checkpoint_dir, t->job->checkpoint.keep,
-	    t->model, full != NULL ? full : t->opt, &cm, path, sizeof path,
-	    err, errlen) != 0)
-		rc = -1;
-	else {
-		train_prof_mark(t, TP_CKPT_WRITE, at);
-		snprintf(t->last_path, sizeof t->last_path, "%s", path);
-		train_event(t, EV_CHECKPOINT, "step %ld: %s", t->step, t->last_path);
-		if (train_data_config(t, t->cfg->checkpoint_dir, err,
-		    errlen) != 0)
-			rc = -1;
-	}
+	rc = train_ckpt_write(t, t->model, full != NULL ? full : t->opt, &cm,
+	    err, errlen);
 	free(blobs);
 	free(states);
 	optimizer_free(full);
 	return rc;
+}
+
+int
+train_checkpoint_every(struct trainer *t, char *err, size_t errlen)
+{
+	int	 rc;
+
+	if (t->cfg->checkpoint_dir == NULL || *t->cfg->checkpoint_dir == '\0' ||
+	    t->last_ckpt == t->step)
+		return 0;
+	if ((rc = train_ckpt_bg_start(t, err, errlen)) != 0)
+		return rc < 0 ? -1 : 0;
+	return train_checkpoint(t, err, errlen, 1);
 }
 
 static void

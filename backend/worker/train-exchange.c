@@ -81,6 +81,11 @@ train_exchange_compressed(struct trainer *t, uint64_t *sent, char *err,
 	mine.len = compressor_encode(t->comp, m->grads, epoch, t->cbuf + XHDR,
 	    max);
 	at = train_prof_mark(t, TP_ENCODE, at);
+	/* A checkpoint's chunk in flight: done before the exchange needs
+	 * the link, and this rank's vote in the floats. */
+	if (train_ckpt_bg_wait(t, err, errlen) != 0)
+		return -1;
+	at = train_prof_mark(t, TP_GATHER_HDR, 0);	/* the wait: its own row */
 	memcpy(mine.extra, m->grads + m->n_params, sizeof mine.extra);
 	memcpy(t->cbuf, &mine, XHDR);
 	if (mine.len < slot)	/* no stale bytes on the wire */

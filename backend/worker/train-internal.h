@@ -1,8 +1,9 @@
 /*
  * train-internal.h: the train loop's state, shared by its files
  * (train.c: setup and the step; train-exchange.c: the gradient across
- * ranks; train-ckpt.c: checkpoints and resume; train-tune.c: the
- * micro-batch search).  Not for other modules.
+ * ranks; train-ckpt.c: checkpoints and resume; train-ckpt-bg.c: a
+ * checkpoint's gather under the steps; train-tune.c: the micro-batch
+ * search).  Not for other modules.
  */
 #ifndef HUNTER_TRAIN_INTERNAL_H
 #define HUNTER_TRAIN_INTERNAL_H
@@ -21,6 +22,12 @@
 #include "backend/worker/train.h"
 
 struct overlap;
+struct ckpt_bg;
+
+/* The float after the gradients (and the controls and the adaptive
+ * schedule's norm) where a rank says that its part of a checkpoint in
+ * the background came late this step (train-ckpt-bg.c). */
+#define TRAIN_X_CKPT_LATE	(2 + CTL_COUNT)
 
 /* Evaluation runs in batches of this many samples (or micro, if larger). */
 #define EVAL_BATCH 256
@@ -38,7 +45,7 @@ struct train_eval {
 enum train_phase {
 	TP_DATA, TP_COMPUTE, TP_ENCODE, TP_GATHER_HDR, TP_GATHER_DATA,
 	TP_ALLREDUCE, TP_REDUCE_SCATTER, TP_DECODE, TP_PARAM_GATHER,
-	TP_UPDATE, TP_CKPT_GATHER, TP_CKPT_WRITE, TP_COUNT
+	TP_UPDATE, TP_CKPT_GATHER, TP_CKPT_WRITE, TP_CKPT_BG, TP_COUNT
 };
 
 struct train_prof {
@@ -80,6 +87,7 @@ struct trainer {
 	int		 stop;		/* agreed by every rank */
 	struct compressor *comp;	/* NULL: dense allreduce */
 	struct overlap	*ovl;		/* train.overlap; else NULL */
+	struct ckpt_bg	*bg;		/* a checkpoint in the background */
 	struct ckpt_meta resumed;	/* rank 0: what it resumed from */
 	int		 tuned_micro;	/* the resumed micro-batch; 0: none */
 	struct autotune_trial trace[AUTOTUNE_MAX_TRIALS];
@@ -135,6 +143,35 @@ int	train_data_config(struct trainer *, const char *dir, char *err,
  * gathered).  0, or -1 with err. */
 int	train_checkpoint(struct trainer *, char *err, size_t errlen,
 	    int collective);
+/* The periodic one (checkpoint.every_steps): in the background where
+ * train-ckpt-bg.c can, else train_checkpoint's.  0, or -1 with err. */
+int	train_checkpoint_every(struct trainer *, char *err, size_t errlen);
+/* What a checkpoint of this step records of the position and the job. */
+struct ckpt_meta train_ckpt_meta(const struct trainer *);
+/* Rank 0 writes cm's checkpoint of model and optimizer (train-ckpt.c),
+ * and says so: 0, or -1 with err. */
+int	train_ckpt_write(struct trainer *, const struct model *,
+	    const struct optimizer *, struct ckpt_meta *, char *err,
+	    size_t errlen);
+
+/*
+ * A checkpoint in the background (train-ckpt-bg.c).  Start snapshots
+ * this step's state and sends the first chunk of each rank's compressor
+ * state towards rank 0 (1), or does nothing where it cannot (0: the
+ * caller writes one as before), or fails (-1).  Wait, in the exchange
+ * before its collective, waits for the chunk in flight and puts this
+ * rank's vote in the floats after the gradients; next, after the step,
+ * reads the ranks' votes, posts the next chunk, and once every chunk is
+ * in, rank 0 writes the checkpoint.  Finish completes one in flight at
+ * once (every rank; before any other checkpoint), drop abandons it (a
+ * failed group).  All but drop: 0, or -1 with err.
+ */
+int	train_ckpt_bg_start(struct trainer *, char *err, size_t errlen);
+int	train_ckpt_bg_wait(struct trainer *, char *err, size_t errlen);
+int	train_ckpt_bg_next(struct trainer *, char *err, size_t errlen);
+int	train_ckpt_bg_finish(struct trainer *, char *err, size_t errlen);
+void	train_ckpt_bg_drop(struct trainer *);
+
 /* Rank 0 resumes from the newest valid checkpoint if asked; then every
  * rank gets rank 0's state. */
 int	train_resume(struct trainer *, char *err, size_t errlen);

@@ -8,7 +8,9 @@
  * bench/slow-link.  A checkpoint's two phases, outside the steps, are
  * rows of their own, a checkpoint each: the gather of every rank's
  * compressor state (and of ZeRO-1's shards), which crosses the network
- * between hosts, and rank 0's write.  Off, it costs a branch a phase.
+ * between hosts, and rank 0's write; one in the background
+ * (train-ckpt-bg.c) shows instead its wait for each chunk, a step each.
+ * Off, it costs a branch a phase.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +35,7 @@ static const char *const prof_names[TP_COUNT] = {
 	[TP_UPDATE] = "update and the rest",
 	[TP_CKPT_GATHER] = "checkpoint, gathering its state",
 	[TP_CKPT_WRITE] = "checkpoint, writing it (rank 0)",
+	[TP_CKPT_BG] = "checkpoint, waits under the steps",
 };
 
 void

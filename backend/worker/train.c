@@ -238,9 +238,11 @@ train_step_report(struct trainer *t, struct rank_report *r, double t0,
 }
 
 /* One optimizer step: accum micro-batches, the exchange, the update.
- * The loss, one float per control (stop, pause, checkpoint) and, with
- * lr.schedule: adaptive, the local gradient's squared norm ride in the
- * MODEL_GRAD_EXTRA floats after the gradients (train_controls), so every
+ * The loss, one float per control (stop, pause, checkpoint), with
+ * lr.schedule: adaptive the local gradient's squared norm, and with a
+ * checkpoint in the background this rank's vote on its next chunk
+ * (train-ckpt-bg.c) ride in the MODEL_GRAD_EXTRA floats after the
+ * gradients (train_controls, the exchange), so every
  * rank learns the global loss and agrees on the controls at the same
  * step.  With train.overlap the floats are set before the last
  * backward, and the exchange runs during it (train-overlap.c). */
@@ -342,6 +344,8 @@ train_step(struct trainer *t, double *loss, double *wait, char *err,
 	if (h->on_step != NULL)
 		train_step_report(t, &r, t0, t1, t2, *wait - w0, sent);
 	train_inject(t);
+	if (train_ckpt_bg_next(t, err, errlen) != 0)
+		return -1;
 	return train_control(t, agreed, err, errlen);
 }
 
@@ -482,7 +486,7 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 			train_eval_every(&t);
 			if (cfg->job->checkpoint.every_steps > 0 &&
 			    t.step % cfg->job->checkpoint.every_steps == 0 &&
-			    train_checkpoint(&t, err, errlen, 1) != 0)
+			    train_checkpoint_every(&t, err, errlen) != 0)
 				train_event(&t, EV_CHECKPOINT, "%s", err);
 			stopped = t.stop;
 		}
@@ -532,6 +536,7 @@ train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	    (uInt)(t.model->n_params * sizeof(float))));
 	rc = 0;
 out:
+	train_ckpt_bg_drop(&t);
 	SUMMARY_SET(&sum->f, wall_s, clock_mono() - t0);
 	train_prof_print(&t);
 	loader_stop(t.loader);

@@ -62,6 +62,12 @@ struct train_hooks {
 	/* Gather each rank's lens[rank] bytes into out, in rank order. */
 	int	(*allgatherv)(void *ctx, const void *in, void *out,
 		    const size_t *lens, char *err, size_t errlen);
+	/* A transfer in the background to or from rank peer
+	 * (comm_xfer_start: send when send, else receive), and the wait for
+	 * it, which frees it; NULL where the collectives have none. */
+	void	*(*xfer_start)(void *ctx, void *buf, size_t len, int peer,
+		    int send, uint32_t tag, char *err, size_t errlen);
+	int	(*xfer_wait)(void *ctx, void *xfer, char *err, size_t errlen);
 	/* Sum n counters across ranks in place; NULL with one rank. */
 	int	(*sum_u64)(void *ctx, uint64_t *v, int n, char *err,
 		    size_t errlen);

@@ -369,6 +369,20 @@ worker_allgatherv(void *ctx, const void *in, void *out, const size_t *lens,
 	    errlen);
 }
 
+void *
+worker_xfer_start(void *ctx, void *buf, size_t len, int peer, int send,
+    uint32_t tag, char *err, size_t errlen)
+{
+	return comm_xfer_start(((struct worker *)ctx)->comm, buf, len, peer,
+	    send, tag, err, errlen);
+}
+
+int
+worker_xfer_wait(void *ctx, void *xfer, char *err, size_t errlen)
+{
+	return comm_xfer_wait(((struct worker *)ctx)->comm, xfer, err, errlen);
+}
+
 int
 worker_sum_u64(void *ctx, uint64_t *v, int n, char *err, size_t errlen)
 {

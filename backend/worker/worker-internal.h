@@ -106,6 +106,9 @@ int	worker_broadcast(void *ctx, void *buf, size_t len, char *err,
 	    size_t errlen);
 int	worker_allgatherv(void *ctx, const void *in, void *out,
 	    const size_t *lens, char *err, size_t errlen);
+void	*worker_xfer_start(void *ctx, void *buf, size_t len, int peer,
+	    int send, uint32_t tag, char *err, size_t errlen);
+int	worker_xfer_wait(void *ctx, void *xfer, char *err, size_t errlen);
 int	worker_sum_u64(void *ctx, uint64_t *v, int n, char *err,
 	    size_t errlen);
 

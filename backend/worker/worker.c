@@ -374,6 +374,10 @@ worker_group(struct worker *w, const struct launch_order *l,
 	hooks->broadcast = worker_broadcast;
 	hooks->sum_u64 = worker_sum_u64;
 	hooks->allgatherv = worker_allgatherv;
+	if (comm_has_xfer(w->comm)) {
+		hooks->xfer_start = worker_xfer_start;
+		hooks->xfer_wait = worker_xfer_wait;
+	}
 	return 0;
 }
 

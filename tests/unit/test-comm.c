@@ -429,6 +429,125 @@ t_allgatherv_4(void **state)
 	run_all_pass(4, 10000, rank_allgatherv);
 }
 
+/*
+ * Transfers in the background: in each of 3 rounds every other rank
+ * sends rank 0 a run of bytes of its own (sizes from 1 byte to 1 MB), and
+ * an allgatherv runs while they are in flight; after the waits rank 0
+ * has every byte and the collective its own.  Where the backend has none
+ * (shm, auto with ranks sharing a host) a start is refused with a reason.
+ */
+static int
+rank_xfer(const struct run *run, int rank, char *msg, size_t len)
+{
+	static const size_t	 sizes[3] = { 1, 4096, 1 << 20 };
+	int			 expect = strcmp(COMM_BACKEND, "gloo") == 0 ||
+	    (strcmp(COMM_BACKEND, "auto") == 0 && COMM_HOSTS >= run->world);
+	struct comm		*c;
+	struct comm_xfer	*x[MAX_RANKS];
+	size_t			 lens[MAX_RANKS], n;
+	uint8_t			*buf, in[MAX_RANKS], out[MAX_RANKS];
+	char			 err[1024] = "";
+	int			 bad = 0, nx;
+
+	if ((c = rank_join(run, rank, 0, msg, len)) == NULL)
+		return 1;
+	if (comm_has_xfer(c) != expect) {
+		say(msg, len, "rank %d: comm_has_xfer says %d; ", rank,
+		    comm_has_xfer(c));
+		comm_destroy(c);
+		return 1;
+	}
+	if (!expect) {
+		buf = malloc(8);
+		if (comm_xfer_start(c, buf, 8, rank == 0, 1, 1, err,
+		    sizeof err) != NULL || strstr(err, "no transfers") == NULL) {
+			say(msg, len, "rank %d: a start without transfers: "
+			    "'%s'; ", rank, err);
+			bad = 1;
+		}
+		free(buf);
+		comm_destroy(c);
+		return bad;
+	}
+	if (comm_xfer_start(c, in, 1, rank, 1, 1, err, sizeof err) != NULL ||
+	    strstr(err, "not another rank") == NULL) {
+		say(msg, len, "rank %d: a transfer to itself: '%s'; ", rank, err);
+		bad = 1;
+	}
+	for (int round = 0; round < 3 && !bad; round++) {
+		n = sizes[round] + MAX_RANKS;	/* room for any rank's */
+		buf = malloc(n * (size_t)run->world);
+		memset(buf, 0xee, n * (size_t)run->world);
+		nx = 0;
+		for (int r = 1; r < run->world; r++) {
+			uint8_t	*at = rank == 0 ? buf + (size_t)r * n : buf;
+			size_t	 rl = sizes[round] + (size_t)r;
+
+			if (rank != 0 && r != rank)
+				continue;
+			if (rank != 0)
+				for (size_t i = 0; i < rl; i++)
+					at[i] = gather_byte(rank + round, i);
+			x[nx] = comm_xfer_start(c, at, rl, rank == 0 ? r : 0,
+			    rank != 0, (uint32_t)round, err, sizeof err);
+			if (x[nx] == NULL) {
+				say(msg, len, "rank %d: start: %s; ", rank, err);
+				bad = 1;
+				break;
+			}
+			nx++;
+		}
+		for (int r = 0; r < run->world; r++)
+			lens[r] = 1;
+		in[0] = (uint8_t)(rank + 1);
+		if (!bad && comm_allgatherv(c, in, out, lens, err,
+		    sizeof err) != 0) {
+			say(msg, len, "rank %d: allgatherv: %s; ", rank, err);
+			bad = 1;
+		}
+		for (int r = 0; r < run->world && !bad; r++)
+			if (out[r] != r + 1) {
+				say(msg, len, "rank %d: allgatherv's byte %d is "
+				    "%u; ", rank, r, out[r]);
+				bad = 1;
+			}
+		for (int i = 0; i < nx; i++)
+			if (comm_xfer_wait(c, x[i], err, sizeof err) != 0 &&
+			    !bad) {
+				say(msg, len, "rank %d: wait: %s; ", rank, err);
+				bad = 1;
+			}
+		for (int r = 1; r < run->world && rank == 0 && !bad; r++) {
+			size_t	 rl = sizes[round] + (size_t)r;
+
+			for (size_t i = 0; i < rl; i++)
+				if (buf[(size_t)r * n + i] !=
+				    gather_byte(r + round, i)) {
+					say(msg, len, "round %d: byte %zu from "
+					    "rank %d is %u; ", round, i, r,
+					    buf[(size_t)r * n + i]);
+					bad = 1;
+					break;
+				}
+		}
+		free(buf);
+	}
+	comm_destroy(c);
+	return bad;
+}
+
+static void
+t_xfer_2(void **state)
+{
+	run_all_pass(2, 10000, rank_xfer);
+}
+
+static void
+t_xfer_4(void **state)
+{
+	run_all_pass(4, 10000, rank_xfer);
+}
+
 static int
 rank_broadcast(const struct run *run, int rank, char *msg, size_t len)
 {
@@ -912,6 +1031,8 @@ main(void)
 		cmocka_unit_test(t_reduce_scatter_4),
 		cmocka_unit_test(t_allgatherv_2),
 		cmocka_unit_test(t_allgatherv_4),
+		cmocka_unit_test(t_xfer_2),
+		cmocka_unit_test(t_xfer_4),
 		cmocka_unit_test(t_broadcast_2),
 		cmocka_unit_test(t_broadcast_4),
 		cmocka_unit_test(t_barrier),
